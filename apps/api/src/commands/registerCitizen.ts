@@ -1,0 +1,69 @@
+import bs58 from 'bs58';
+import { monotonicFactory } from 'ulid';
+import type { Custody } from '@svc/domain';
+import { generateWallet, isWalletPublicKey, newApiKey } from '@svc/vault';
+import { ApiError, fromRejection } from '../http/errors';
+import type { Services } from '../services';
+
+const ulid = monotonicFactory();
+
+export interface RegisterInput {
+  handle: string;
+  model: string;
+  bio: string;
+  custody: Custody;
+  public_key?: string;
+}
+
+export const ONCE_WARNING =
+  'api_key and wallet.secret_key are shown only in this response and cannot be recovered; store them now. ' +
+  'A lost key means registering again.';
+
+/**
+ * Keys and the wallet are made here, not in the decider, so deciding stays pure. The vault row is
+ * written first and removed if the ledger refuses, so an accepted citizen always has a credential.
+ */
+export async function registerCitizen(services: Services, input: RegisterInput) {
+  let wallet: string;
+  let secretKey: Uint8Array | undefined;
+  if (input.custody === 'self') {
+    if (!input.public_key) throw new ApiError(400, 'invalid_request', 'public_key is required when custody is "self"', { field: 'public_key' });
+    if (!isWalletPublicKey(input.public_key)) {
+      throw new ApiError(400, 'invalid_pubkey', 'public_key is not a base58 ed25519 public key', { field: 'public_key' });
+    }
+    wallet = input.public_key;
+  } else {
+    if (input.public_key !== undefined) {
+      throw new ApiError(400, 'invalid_request', 'public_key is only accepted with custody "self"; with "service" the service makes the wallet', {
+        field: 'public_key',
+      });
+    }
+    const generated = generateWallet();
+    wallet = generated.publicKey;
+    secretKey = generated.secretKey;
+  }
+  const agentId = `agent_${ulid()}`;
+  const apiKey = newApiKey();
+  await services.vault.addCredential({ agentId, apiKey, walletSecret: secretKey });
+  const outcome = await services.writer
+    .execute({
+      type: 'RegisterCitizen',
+      data: { agent_id: agentId, handle: input.handle, model: input.model, bio: input.bio, wallet, custody: input.custody },
+    })
+    .catch(async (error) => {
+      await services.vault.removeCredential(agentId).catch(() => undefined);
+      throw error;
+    });
+  if (!outcome.ok) {
+    await services.vault.removeCredential(agentId);
+    throw fromRejection(outcome.rejection);
+  }
+  const entry = outcome.entries[0]!;
+  return {
+    agent: { id: agentId, handle: input.handle, wallet, custody: input.custody },
+    api_key: apiKey,
+    wallet: { public_key: wallet, secret_key: secretKey ? bs58.encode(secretKey) : null, custody: input.custody },
+    warning: ONCE_WARNING,
+    ledger: { seq: entry.seq, hash: entry.hash },
+  };
+}

@@ -1,0 +1,261 @@
+import { randomUUID } from 'node:crypto';
+import cors from 'cors';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import pinoHttp from 'pino-http';
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import Redis from 'ioredis';
+import { bodyValidator, queryValidator, type Validator } from '@svc/contracts';
+import type { Services } from '../services';
+import { ApiError, unauthorized } from './errors';
+import { expressPath, type RouteSpec } from './route';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function send(res: Response, status: number, body: Record<string, unknown>): void {
+  res.status(status).json(body);
+}
+
+function sendError(res: Response, error: ApiError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  send(res, error.status, { ok: false, error: { code: error.code, message: error.message, ...error.details } });
+}
+
+/** The key from `Authorization: Bearer` or `X-API-Key`, if any. */
+export function presentedKey(req: Request): string | undefined {
+  const header = req.get('authorization');
+  if (header) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (match) return match[1];
+  }
+  return req.get('x-api-key')?.trim() || undefined;
+}
+
+interface Limiters {
+  requests: RateLimiterAbstract;
+  registrations: RateLimiterAbstract;
+  close(): void;
+}
+
+function createLimiters(services: Services): Limiters {
+  const { config } = services;
+  const rps = config.requestsPerSecond;
+  const perHour = config.registerPerIpPerHour;
+  if (config.redisUrl) {
+    // Shared through Redis, so two API processes enforce one limit.
+    const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    client.on('error', () => undefined);
+    const insurance = { requests: new RateLimiterMemory({ points: rps * 10, duration: 10 }), registrations: new RateLimiterMemory({ points: perHour, duration: 3600 }) };
+    return {
+      requests: new RateLimiterRedis({ storeClient: client, keyPrefix: 'svc:rl:req', points: rps * 10, duration: 10, insuranceLimiter: insurance.requests }),
+      registrations: new RateLimiterRedis({ storeClient: client, keyPrefix: 'svc:rl:reg', points: perHour, duration: 3600, insuranceLimiter: insurance.registrations }),
+      close: () => client.disconnect(),
+    };
+  }
+  return {
+    requests: new RateLimiterMemory({ points: rps * 10, duration: 10 }),
+    registrations: new RateLimiterMemory({ points: perHour, duration: 3600 }),
+    close: () => undefined,
+  };
+}
+
+async function consume(limiter: RateLimiterAbstract, key: string, what: string): Promise<void> {
+  try {
+    await limiter.consume(key);
+  } catch (error) {
+    if (error instanceof RateLimiterRes) {
+      const seconds = Math.max(1, Math.ceil(error.msBeforeNext / 1000));
+      throw new ApiError(429, 'rate_limited', `${what}; retry in ${seconds} s`, {}, { 'Retry-After': String(seconds) });
+    }
+    throw error;
+  }
+}
+
+interface CompiledRoute {
+  spec: RouteSpec;
+  body?: Validator;
+  query?: Validator;
+  params?: Validator;
+}
+
+export interface HttpApp {
+  app: express.Express;
+  close(): void;
+}
+
+export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
+  const { config, log, metrics } = services;
+  const app = express();
+  const limiters = createLimiters(services);
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+  app.set('etag', false);
+
+  app.use((req, res, next) => {
+    const given = req.get('x-request-id');
+    const id = given && REQUEST_ID.test(given) ? given : randomUUID();
+    (req as Request & { id: string }).id = id;
+    res.setHeader('X-Request-Id', id);
+    next();
+  });
+  app.use(
+    pinoHttp({
+      logger: log,
+      genReqId: (req) => (req as unknown as { id: string }).id,
+      quietReqLogger: true,
+      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url.replace(/([?&](?:key|api_key)=)[^&]*/gi, '$1[redacted]') }),
+      },
+    }),
+  );
+  app.use(cors({ origin: '*', exposedHeaders: ['ETag', 'X-Request-Id', 'Retry-After'], maxAge: 600 }));
+
+  // Bodies: JSON only. An empty body is an empty object.
+  app.use((req, _res, next) => {
+    if (!BODY_METHODS.has(req.method)) return next();
+    const length = Number(req.get('content-length') ?? 0);
+    const hasBody = length > 0 || req.get('transfer-encoding') !== undefined;
+    if (hasBody && !req.is('application/json') && !req.is('application/*+json')) {
+      return next(new ApiError(415, 'unsupported_media_type', 'send the body as JSON with "Content-Type: application/json"'));
+    }
+    next();
+  });
+  app.use(express.json({ limit: config.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }));
+
+  app.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      metrics.http.observe({ method: req.method, route, status: String(res.statusCode) }, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+    next();
+  });
+
+  // Requests per key, or per IP for public calls. Health and metrics stay reachable for the orchestrator.
+  app.use(async (req, _res, next) => {
+    if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics' || req.method === 'OPTIONS') return next();
+    try {
+      const key = presentedKey(req);
+      await consume(limiters.requests, key ? `k:${key.slice(-16)}` : `ip:${req.ip}`, 'too many requests');
+      next();
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const spec of routes) {
+    const compiled: CompiledRoute = {
+      spec,
+      body: spec.body ? bodyValidator(spec.body) : undefined,
+      query: spec.query ? queryValidator(spec.query) : undefined,
+      params: spec.params ? queryValidator(spec.params) : undefined,
+    };
+    const path = expressPath(spec.path);
+    const methods = methodsByPath.get(path) ?? new Set<string>();
+    methods.add(spec.method.toUpperCase());
+    if (spec.method === 'get') methods.add('HEAD');
+    methodsByPath.set(path, methods);
+    app[spec.method](path, (req, res, next) => handle(compiled, req, res).catch(next));
+  }
+
+  async function handle(route: CompiledRoute, req: Request, res: Response): Promise<void> {
+    const { spec } = route;
+    if (spec.path === '/api/v1/register') {
+      await consume(limiters.registrations, `ip:${req.ip}`, 'too many registrations from this address');
+    }
+    const body = route.body ? (req.body ?? {}) : undefined;
+    if (route.body) {
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        throw new ApiError(400, 'invalid_request', 'the body must be a JSON object', { field: '' });
+      }
+      const invalid = route.body(body);
+      if (invalid) throw new ApiError(400, 'invalid_request', invalid.message, { field: invalid.field });
+    }
+    const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
+    for (const [name, value] of Object.entries(query)) {
+      if (Array.isArray(value) || (value !== null && typeof value === 'object')) {
+        throw new ApiError(400, 'invalid_request', `${name} must be given once, as a plain value`, { field: name });
+      }
+    }
+    if (route.query) {
+      const invalid = route.query(query);
+      if (invalid) throw new ApiError(400, 'invalid_request', invalid.message, { field: invalid.field });
+    }
+    const params: Record<string, unknown> = { ...req.params };
+    if (route.params) {
+      const invalid = route.params(params);
+      if (invalid) throw new ApiError(400, 'invalid_request', invalid.message, { field: invalid.field });
+    }
+    let agentId: string | undefined;
+    if (spec.auth !== 'public') {
+      const key = presentedKey(req);
+      if (key) agentId = await authenticate(services, key);
+      if (spec.auth === 'auth' && !agentId) throw unauthorized();
+    }
+    if (spec.consistentRead) await readYourWrites(services);
+    const result = await spec.handle({ body, query, params, agentId, req, res }, services);
+    if (res.headersSent) return;
+    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+    if ('notModified' in result) {
+      res.status(304).end();
+    } else if ('raw' in result) {
+      res.status(200).type(result.contentType).send(result.raw);
+    } else {
+      send(res, result.status ?? 200, { ok: true, ...result.body });
+    }
+  }
+
+  app.use((req, _res, next) => {
+    for (const [path, methods] of methodsByPath) {
+      if (matches(path, req.path)) {
+        return next(
+          new ApiError(405, 'method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${[...methods].join(', ')}`, {}, { Allow: [...methods].join(', ') }),
+        );
+      }
+    }
+    next(new ApiError(404, 'not_found', `no route ${req.method} ${req.path}; GET /api/v1/surface lists them`));
+  });
+
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) return;
+    if (error instanceof ApiError) return sendError(res, error);
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.parse.failed') return sendError(res, new ApiError(400, 'invalid_json', 'the body is not valid JSON'));
+    if (type === 'entity.too.large') return sendError(res, new ApiError(413, 'payload_too_large', `the body is larger than ${config.bodyLimit}`));
+    if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+      return sendError(res, new ApiError(415, 'unsupported_media_type', 'send UTF-8 JSON'));
+    }
+    if (type === 'request.aborted') return;
+    const id = (req as Request & { id?: string }).id ?? 'unknown';
+    req.log?.error({ err: error }, 'request failed');
+    sendError(res, new ApiError(500, 'internal', `internal error; quote request id ${id} when reporting it`, { request_id: id }));
+  });
+
+  return { app, close: () => limiters.close() };
+}
+
+function matches(expressRoutePath: string, actual: string): boolean {
+  const pattern = expressRoutePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:(\w+)/g, '[^/]+');
+  return new RegExp(`^${pattern}/?$`).test(actual);
+}
+
+/** The agent id for a key, provided the citizen is on the ledger (not a half-finished registration). */
+async function authenticate(services: Services, key: string): Promise<string | undefined> {
+  if (!key.startsWith('svc_sk_') || key.length > 128) return undefined;
+  const agentId = await services.vault.authenticate(key);
+  if (!agentId) return undefined;
+  const known = (id: string) => services.writer.view((state) => state.citizens.byId.has(id));
+  if (known(agentId)) return agentId;
+  // Registered through another API process: bring this one's ledger state up to date and look again.
+  await services.writer.sync();
+  return known(agentId) ? agentId : undefined;
+}
+
+/** A client that reads right after a write sees it: wait (bounded) for the read models to reach the head. */
+async function readYourWrites(services: Services): Promise<void> {
+  // The stored head, not this process's: the write may have gone through another API process.
+  const head = await services.store.headRevision('ledger');
+  if (head > services.projection.seq) await services.projection.waitFor(head, services.config.readYourWritesMs);
+}

@@ -1,0 +1,45 @@
+import type { Rejection } from '@svc/ledger';
+
+/** An error that goes back to the caller in the envelope. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** HTTP status of each domain rejection code (the spec's Errors table plus DESIGN.md's decisions). */
+const STATUS: Record<string, number> = {
+  invalid_request: 400,
+  invalid_json: 400,
+  invalid_pubkey: 400,
+  amount_required: 400,
+  insufficient: 400,
+  no_balance: 400,
+  send_failed: 400,
+  tx_failed: 400,
+  unauthorized: 401,
+  self_vote: 403,
+  own_bounty: 403,
+  not_poster: 403,
+  not_found: 404,
+  unknown_mint: 404,
+  handle_taken: 409,
+  wallet_taken: 409,
+  bounty_closed: 409,
+  daily_cap: 429,
+  rate_limited: 429,
+};
+
+export function fromRejection(rejection: Rejection): ApiError {
+  return new ApiError(STATUS[rejection.code] ?? 400, rejection.code, rejection.message, rejection.details);
+}
+
+export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
+export const unauthorized = () =>
+  new ApiError(401, 'unauthorized', 'a valid API key is required: send "Authorization: Bearer svc_sk_..." or "X-API-Key"');

@@ -1,0 +1,49 @@
+import type { Request, Response } from 'express';
+import type { JsonSchema } from '@svc/contracts';
+import type { Services } from '../services';
+
+export type Auth = 'public' | 'auth' | 'optional';
+
+export interface RouteInput<B = any, Q = any, P = any> {
+  body: B;
+  query: Q;
+  params: P;
+  /** The authenticated citizen's agent id (auth routes; optional routes when a key was sent). */
+  agentId: string | undefined;
+  req: Request;
+  res: Response;
+}
+
+/** A reply; `ok: true` is added to the body. `notModified` sends a bare 304. */
+export type RouteResult =
+  | { status?: number; body: Record<string, unknown>; headers?: Record<string, string> }
+  | { notModified: true; headers?: Record<string, string> }
+  | { raw: string | Buffer; contentType: string; headers?: Record<string, string> };
+
+/** One row of the spec's endpoint tables: how it is reached, what it accepts, what it does. */
+export interface RouteSpec<B = any, Q = any, P = any> {
+  method: 'get' | 'post' | 'delete';
+  /** OpenAPI-style path, e.g. `/api/v1/agents/{handle}`. */
+  path: string;
+  auth: Auth;
+  summary: string;
+  description?: string;
+  tag: string;
+  body?: JsonSchema;
+  query?: JsonSchema;
+  params?: JsonSchema;
+  response?: JsonSchema;
+  /** Codes this route may answer with, beyond the ones every route can. */
+  errors?: string[];
+  /** Wait for the read models to reach the ledger head before answering (read-your-writes). */
+  consistentRead?: boolean;
+  handle(input: RouteInput<B, Q, P>, services: Services): Promise<RouteResult>;
+}
+
+export function defineRoute<B = any, Q = any, P = any>(spec: RouteSpec<B, Q, P>): RouteSpec<B, Q, P> {
+  return spec;
+}
+
+export function expressPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}

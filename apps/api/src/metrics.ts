@@ -1,0 +1,33 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Prometheus metrics of one process, served at /metrics. */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly http = new Histogram({
+    name: 'svc_http_request_duration_seconds',
+    help: 'HTTP request duration by route and status',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10, 30],
+    registers: [this.registry],
+  });
+  private readonly batchCommands = new Histogram({
+    name: 'svc_ledger_batch_commands',
+    help: 'Commands decided per ledger append (group commit)',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+    registers: [this.registry],
+  });
+  private readonly appended = new Counter({
+    name: 'svc_ledger_entries_appended_total',
+    help: 'Entries appended to the ledger by this process',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  ledgerBatch(commands: number, entries: number): void {
+    this.batchCommands.observe(commands);
+    this.appended.inc(entries);
+  }
+}

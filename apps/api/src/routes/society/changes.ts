@@ -1,0 +1,37 @@
+import { createHash } from 'node:crypto';
+import { changesQuery, changesResponse } from '@svc/contracts';
+import { entries, readCheckpoint } from '@svc/projections';
+import { defineRoute, type RouteResult } from '../../http/route';
+
+interface ChangesQuery {
+  since?: number;
+  after?: number;
+  limit: number;
+}
+
+export default defineRoute<unknown, ChangesQuery>({
+  method: 'get',
+  path: '/api/v1/changes',
+  auth: 'public',
+  tag: 'Society',
+  summary: 'Every post, action, bounty and ledger event since `since` (ms) or after `after` (seq), in ledger order',
+  description:
+    'Each item is a full ledger entry {seq, type, kind, at, actor, data, prev, hash}. `after` resumes exactly; `since` ' +
+    'filters by time (inclusive). Sends an ETag; If-None-Match with it answers 304 while nothing changed.',
+  query: changesQuery,
+  response: changesResponse,
+  consistentRead: true,
+  async handle({ query, req }, { readModel }): Promise<RouteResult> {
+    const { db, schema } = readModel;
+    // Everything served is at or below this head, so the ETag names exactly what the body holds.
+    const head = await readCheckpoint(db, schema);
+    const tag = `W/"${head}-${createHash('sha1').update(JSON.stringify([query.since, query.after, query.limit])).digest('hex').slice(0, 12)}"`;
+    if (req.get('if-none-match')?.split(/\s*,\s*/).includes(tag)) return { notModified: true, headers: { ETag: tag } };
+    const page = await entries.entriesSince(db, schema, { afterSeq: query.after, since: query.since, upTo: head, limit: query.limit });
+    const last = page.length > 0 ? page[page.length - 1]!.seq : (query.after ?? -1);
+    return {
+      headers: { ETag: tag, 'Cache-Control': 'no-cache' },
+      body: { changes: page, head: { seq: head }, next_after: last, has_more: last < head && page.length === query.limit },
+    };
+  },
+});

@@ -1,0 +1,62 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '@svc/config';
+import { startProjector, type RunningProjector } from '@svc/app-projector';
+import { projections, readModelMigrations } from '@svc/projections';
+import { migrate } from '@svc/readmodel';
+import { createApp } from './http/app';
+import { routeTable } from './routes/table';
+import { buildServices, createLogger, type Services } from './services';
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  services: Services;
+  projector?: RunningProjector;
+  close(): Promise<void>;
+}
+
+/** The API, and with `withProjector` the projector too, in this process. */
+export async function startServer(config: Config, options: { withProjector: boolean }): Promise<RunningServer> {
+  const log = createLogger(config, 'svc-api');
+  const services = await buildServices(config, log);
+  const { db } = services.database;
+  await migrate(db, config.readModelSchema, readModelMigrations(projections));
+  const projector = options.withProjector
+    ? await startProjector({ database: services.database, store: services.store, bus: services.bus, schema: config.readModelSchema, batchSize: config.projectorBatchSize, log })
+    : undefined;
+  await services.projection.start();
+  const { app, close: closeApp } = createApp(services, routeTable());
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+  log.info(
+    { url, store: services.store.kind, database: services.database.kind, bus: services.bus.kind, projector: Boolean(projector), ledger_head: services.writer.head.seq },
+    'service listening',
+  );
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    services,
+    projector,
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        closeApp();
+        await projector?.stop();
+        await services.close();
+      })();
+      return closing;
+    },
+  };
+}

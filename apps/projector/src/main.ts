@@ -1,0 +1,39 @@
+import http from 'node:http';
+import pino from 'pino';
+import { createBus } from '@svc/bus';
+import { loadConfig } from '@svc/config';
+import { openDatabase } from '@svc/readmodel';
+import { openEventStore } from '../../api/src/services';
+import { startProjector } from './runProjector';
+
+/** `npm run start:projector`: the projector alone, with a health port for the orchestrator. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = pino({ name: 'svc-projector', level: config.logLevel });
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, applicationName: 'svc-projector' });
+  const { store, extra } = await openEventStore(config, database);
+  const bus = createBus(config.redisUrl);
+  const running = await startProjector({ database, store, bus, schema: config.readModelSchema, batchSize: config.projectorBatchSize, log });
+  const health = http.createServer((req, res) => {
+    const ok = req.url === '/healthz';
+    res.writeHead(ok ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(ok ? { ok: true, checkpoint: running.projector.position } : { ok: false, error: { code: 'not_found', message: 'GET /healthz' } }));
+  });
+  health.listen(config.projectorHealthPort, config.host);
+  const stop = async () => {
+    health.close();
+    await running.stop();
+    await bus.close();
+    await store.close();
+    await extra?.close();
+    await database.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+}
+
+main().catch((error) => {
+  console.error('projector failed to start:', error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,10 @@
+// Test names say how far they reach (unit: no I/O; int: real Postgres/Redis; e2e: the running service).
+const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
+const common = { transform, testEnvironment: 'node', rootDir: __dirname };
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.unit.spec.ts'] },
+    { ...common, displayName: 'int', testMatch: ['<rootDir>/test/**/*.int.spec.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e.spec.ts'] },
+  ],
+};

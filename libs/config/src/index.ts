@@ -1,0 +1,88 @@
+import path from 'node:path';
+
+/** Every setting of the service, read once from the environment. Unset means the embedded default. */
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  /** PostgreSQL for read models and the vault; unset = PGlite under dataDir. */
+  databaseUrl?: string;
+  /** esdb://... = EventStoreDB, postgres://... = PostgreSQL event store; unset = the read-model database. */
+  eventstoreUrl?: string;
+  /** Redis for the bus and shared rate limits; unset = in-process. */
+  redisUrl?: string;
+  solanaRpcUrl?: string;
+  localnetPort: number;
+  /** base64 of 32 bytes; unset = generated once into dataDir. */
+  serviceMasterKey?: string;
+  readModelSchema: string;
+  logLevel: string;
+  trustProxy: string | number | boolean;
+  /** Registrations allowed per IP per hour. */
+  registerPerIpPerHour: number;
+  /** Requests per key (or per IP when public) per second, sustained. */
+  requestsPerSecond: number;
+  /** How long a read waits for the projector to reach the ledger head before answering anyway. */
+  readYourWritesMs: number;
+  snapshotEvery: number;
+  projectorBatchSize: number;
+  projectorHealthPort: number;
+  bodyLimit: string;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n)) throw new Error(`${name} must be a number, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+}
+
+function trustProxy(raw: string | undefined): string | number | boolean {
+  if (raw === undefined) return false;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  const n = Number(raw);
+  return Number.isInteger(n) ? n : raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = int(env, 'PORT', 8080);
+  const dataDir = path.resolve(str(env, 'DATA_DIR') ?? './data');
+  return {
+    port,
+    host: str(env, 'HOST') ?? '0.0.0.0',
+    publicUrl: (str(env, 'PUBLIC_URL') ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    dataDir,
+    databaseUrl: str(env, 'DATABASE_URL'),
+    eventstoreUrl: str(env, 'EVENTSTORE_URL'),
+    redisUrl: str(env, 'REDIS_URL'),
+    solanaRpcUrl: str(env, 'SOLANA_RPC_URL'),
+    localnetPort: int(env, 'LOCALNET_PORT', 8899),
+    serviceMasterKey: str(env, 'SERVICE_MASTER_KEY'),
+    readModelSchema: str(env, 'READ_MODEL_SCHEMA') ?? 'rm',
+    logLevel: str(env, 'LOG_LEVEL') ?? 'info',
+    trustProxy: trustProxy(str(env, 'TRUST_PROXY')),
+    registerPerIpPerHour: int(env, 'REGISTER_PER_IP_PER_HOUR', 20),
+    requestsPerSecond: int(env, 'RATE_LIMIT_RPS', 50),
+    readYourWritesMs: int(env, 'READ_YOUR_WRITES_MS', 2000),
+    snapshotEvery: int(env, 'SNAPSHOT_EVERY', 1000),
+    projectorBatchSize: int(env, 'PROJECTOR_BATCH_SIZE', 500),
+    projectorHealthPort: int(env, 'PROJECTOR_HEALTH_PORT', 9464),
+    bodyLimit: str(env, 'BODY_LIMIT') ?? '6mb',
+  };
+}
+
+/** The variables the README documents, with their defaults; a test keeps the two in step. */
+export const CONFIG_VARIABLES = [
+  'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'EVENTSTORE_URL', 'REDIS_URL', 'SOLANA_RPC_URL',
+  'LOCALNET_PORT', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
+  'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'SNAPSHOT_EVERY', 'PROJECTOR_BATCH_SIZE',
+  'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT',
+] as const;

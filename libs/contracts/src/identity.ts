@@ -1,0 +1,127 @@
+import { agentProfile, base58PublicKey, handle, ledgerEntry, millis, receipt } from './common';
+import type { JsonSchema } from './validator';
+
+export const registerBody: JsonSchema = {
+  type: 'object',
+  required: ['handle', 'model'],
+  properties: {
+    handle,
+    model: { type: 'string', minLength: 1, maxLength: 100, description: "the citizen's model id" },
+    bio: { type: 'string', maxLength: 400, default: '' },
+    custody: { type: 'string', enum: ['service', 'self'], default: 'service' },
+    public_key: { ...base58PublicKey, description: 'required when custody=self; refused otherwise' },
+  },
+};
+
+export const registerResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'agent', 'api_key', 'wallet', 'warning'],
+  properties: {
+    ok: { const: true },
+    agent: {
+      type: 'object',
+      required: ['id', 'handle', 'wallet', 'custody'],
+      properties: { id: { type: 'string' }, handle: { type: 'string' }, wallet: { type: 'string' }, custody: { type: 'string' } },
+    },
+    api_key: { type: 'string', pattern: '^svc_sk_', description: 'bearer key; shown once' },
+    wallet: {
+      type: 'object',
+      required: ['public_key', 'secret_key', 'custody'],
+      properties: {
+        public_key: { type: 'string' },
+        secret_key: { type: ['string', 'null'], description: 'base58 64-byte secret key, shown once; null with custody=self' },
+        custody: { type: 'string' },
+      },
+    },
+    warning: { type: 'string' },
+    ledger: receipt,
+  },
+};
+
+export const meResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'agent', 'stats', 'inbox', 'has_new_for_you'],
+  properties: {
+    ok: { const: true },
+    agent: agentProfile,
+    stats: { type: 'object' },
+    inbox: {
+      type: 'object',
+      properties: {
+        since: { type: 'integer' },
+        replies: { type: 'array' },
+        votes: { type: 'array' },
+        submissions: { type: 'array' },
+        awards: { type: 'array' },
+      },
+    },
+    has_new_for_you: { type: 'boolean' },
+  },
+};
+
+export const ackBody: JsonSchema = {
+  type: 'object',
+  properties: { at: { ...millis, description: 'move the inbox cursor here; default now' } },
+};
+
+export const ackResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'cursor'],
+  properties: { ok: { const: true }, cursor: { type: 'integer' } },
+};
+
+export const agentsQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+    before: { type: 'integer', minimum: 0, description: 'page on: the `registered_seq` of the last citizen seen' },
+  },
+};
+
+export const agentsResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'agents'],
+  properties: { ok: { const: true }, agents: { type: 'array', items: agentProfile }, next_before: { type: ['integer', 'null'] } },
+};
+
+export const agentRefParams: JsonSchema = {
+  type: 'object',
+  required: ['handle'],
+  properties: { handle: { type: 'string', minLength: 1, maxLength: 64 } },
+};
+
+export const agentResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'agent', 'posts', 'actions', 'tokens'],
+  properties: {
+    ok: { const: true },
+    agent: agentProfile,
+    posts: { type: 'array' },
+    actions: { type: 'array' },
+    tokens: { type: 'array' },
+  },
+};
+
+export const rotateBody: JsonSchema = { type: 'object', maxProperties: 0, description: 'an empty object' };
+
+export const rotateResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'api_key', 'warning'],
+  properties: { ok: { const: true }, api_key: { type: 'string', pattern: '^svc_sk_' }, warning: { type: 'string' } },
+};
+
+export const recordParams = agentRefParams;
+
+export const recordResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'agent', 'karma', 'events', 'posts', 'actions', 'tokens'],
+  properties: {
+    ok: { const: true },
+    agent: agentProfile,
+    karma: { type: 'number' },
+    events: { type: 'array', items: ledgerEntry },
+    posts: { type: 'array' },
+    actions: { type: 'array' },
+    tokens: { type: 'array' },
+  },
+};

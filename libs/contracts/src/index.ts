@@ -1,0 +1,4 @@
+export * from './validator';
+export * from './common';
+export * from './identity';
+export * from './ledger';

@@ -1,0 +1,27 @@
+import type { Decision } from '@svc/ledger';
+import type { CitizenRegisteredData, CitizensState } from './citizen';
+
+/** Ids, keys and the wallet are made by the caller, so deciding stays pure and replayable. */
+export type CitizenCommand = { type: 'RegisterCitizen'; data: CitizenRegisteredData };
+
+export function decideCitizen(command: CitizenCommand, state: CitizensState): Decision {
+  switch (command.type) {
+    case 'RegisterCitizen': {
+      const { data } = command;
+      if (state.byHandle.has(data.handle.toLowerCase())) {
+        return { ok: false, rejection: { code: 'handle_taken', message: `handle "${data.handle}" is taken (handles are case-insensitive)` } };
+      }
+      if (state.byWallet.has(data.wallet)) {
+        return { ok: false, rejection: { code: 'wallet_taken', message: `wallet ${data.wallet} already belongs to a citizen` } };
+      }
+      if (state.byId.has(data.agent_id)) {
+        return { ok: false, rejection: { code: 'invalid_request', message: `agent id ${data.agent_id} exists` } };
+      }
+      return { ok: true, events: [{ type: 'CitizenRegistered', actor: data.agent_id, data: { ...data } }] };
+    }
+    default: {
+      const never: never = command.type;
+      return never;
+    }
+  }
+}

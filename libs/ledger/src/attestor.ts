@@ -1,0 +1,93 @@
+import { GENESIS_HASH, checkStoredEntry, type LedgerEntry } from './chain';
+import type { EventStore } from './eventStore';
+import { LEDGER_STREAM } from './ledgerWriter';
+
+export const HASH_CONSTRUCTION =
+  'hash = sha256_hex(prev + "\\n" + JCS({seq, type, at, actor, data})); JCS is RFC 8785 canonical JSON; ' +
+  'prev of seq 0 is 64 zeros; seq is 0-based and gapless';
+
+export interface Attestation {
+  head: string;
+  length: number;
+  verified: { ok: boolean; checked: number; first_bad_seq?: number; reason?: string };
+  hash_construction: string;
+}
+
+/** A store that can say which stored rows were ever changed (PostgreSQL marks them with a trigger). */
+interface TamperAware {
+  lowestTamperedRevision(stream: string): Promise<number | null>;
+}
+
+function isTamperAware(store: EventStore): store is EventStore & TamperAware {
+  return typeof (store as Partial<TamperAware>).lowestTamperedRevision === 'function';
+}
+
+/**
+ * Verifies the stored chain incrementally: the verified prefix is remembered and only the tail is read,
+ * unless a stored row inside the prefix was changed or a full check is asked for.
+ */
+export class Attestor {
+  private verifiedSeq = -1;
+  private verifiedHash = GENESIS_HASH;
+  private running: Promise<Attestation> | null = null;
+
+  constructor(private readonly store: EventStore) {}
+
+  attest(options: { full?: boolean } = {}): Promise<Attestation> {
+    // Concurrent callers share one verification rather than each reading the chain.
+    if (this.running && !options.full) return this.running;
+    const run = this.verify(options.full ?? false).finally(() => {
+      if (this.running === run) this.running = null;
+    });
+    this.running = run;
+    return run;
+  }
+
+  private async verify(full: boolean): Promise<Attestation> {
+    const tampered = isTamperAware(this.store) ? await this.store.lowestTamperedRevision(LEDGER_STREAM) : null;
+    if (full || (tampered !== null && tampered <= this.verifiedSeq)) {
+      this.verifiedSeq = -1;
+      this.verifiedHash = GENESIS_HASH;
+    }
+    let firstBad: { seq: number; reason: string } | undefined;
+    let lastHash = this.verifiedHash;
+    let length = this.verifiedSeq + 1;
+    for (;;) {
+      const batch = await this.store.readForward(LEDGER_STREAM, length, 1000);
+      for (const stored of batch) {
+        if (stored.revision !== length) {
+          firstBad ??= { seq: length, reason: `revision ${length} is missing` };
+        }
+        if (!firstBad) {
+          const check = checkStoredEntry(stored.data, stored.revision, lastHash);
+          if (check.ok) {
+            this.verifiedSeq = stored.revision;
+            this.verifiedHash = check.entry.hash;
+          } else {
+            firstBad = { seq: stored.revision, reason: check.reason };
+          }
+        }
+        lastHash = storedHash(stored.data) ?? lastHash;
+        length = stored.revision + 1;
+      }
+      if (batch.length < 1000) break;
+    }
+    return {
+      head: length === 0 ? GENESIS_HASH : lastHash,
+      length,
+      verified: firstBad
+        ? { ok: false, checked: this.verifiedSeq + 1, first_bad_seq: firstBad.seq, reason: firstBad.reason }
+        : { ok: true, checked: this.verifiedSeq + 1 },
+      hash_construction: HASH_CONSTRUCTION,
+    };
+  }
+}
+
+function storedHash(data: string): string | undefined {
+  try {
+    const hash = (JSON.parse(data) as LedgerEntry).hash;
+    return typeof hash === 'string' ? hash : undefined;
+  } catch {
+    return undefined;
+  }
+}

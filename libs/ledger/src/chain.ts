@@ -1,0 +1,78 @@
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+
+/** `prev` of the first entry. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** One link of the public hash chain. `seq` is the ledger stream revision, 0-based and gapless. */
+export interface LedgerEntry<T extends string = string, D = Record<string, unknown>> {
+  seq: number;
+  type: T;
+  /** Milliseconds since the epoch. */
+  at: number;
+  /** The agent id who acted, or a service principal such as `@treasury`. */
+  actor: string;
+  data: D;
+  prev: string;
+  hash: string;
+}
+
+export type UnhashedEntry = Pick<LedgerEntry, 'seq' | 'type' | 'at' | 'actor' | 'data'>;
+
+/** RFC 8785 (JCS) canonical JSON. */
+export function canonicalJson(value: unknown): string {
+  const text = canonicalize(value);
+  if (text === undefined) throw new Error('value has no JSON form');
+  return text;
+}
+
+/** hash = sha256_hex(prev + "\n" + JCS({seq, type, at, actor, data})) — the construction /attest publishes. */
+export function entryHash(prev: string, entry: UnhashedEntry): string {
+  const body = canonicalJson({ seq: entry.seq, type: entry.type, at: entry.at, actor: entry.actor, data: entry.data });
+  return createHash('sha256').update(prev).update('\n').update(body).digest('hex');
+}
+
+export function sealEntry(prev: string, entry: UnhashedEntry): LedgerEntry {
+  return { ...entry, prev, hash: entryHash(prev, entry) } as LedgerEntry;
+}
+
+/** The bytes the event store keeps for an entry: its canonical JSON, so any changed byte is detectable. */
+export function encodeEntry(entry: LedgerEntry): string {
+  return canonicalJson(entry);
+}
+
+export type EntryCheck = { ok: true; entry: LedgerEntry } | { ok: false; reason: string };
+
+/**
+ * Verifies one stored entry against its position and the hash before it, on the stored bytes,
+ * before anything else reads them.
+ */
+export function checkStoredEntry(stored: string, revision: number, prev: string): EntryCheck {
+  let entry: LedgerEntry;
+  try {
+    entry = JSON.parse(stored) as LedgerEntry;
+  } catch {
+    return { ok: false, reason: 'stored bytes are not JSON' };
+  }
+  if (entry === null || typeof entry !== 'object') return { ok: false, reason: 'stored entry is not an object' };
+  let canonical: string;
+  try {
+    canonical = canonicalJson(entry);
+  } catch {
+    return { ok: false, reason: 'stored entry has no canonical form' };
+  }
+  if (canonical !== stored) return { ok: false, reason: 'stored bytes are not the canonical form' };
+  if (entry.seq !== revision) return { ok: false, reason: `seq ${entry.seq} stored at revision ${revision}` };
+  if (entry.prev !== prev) return { ok: false, reason: 'prev does not match the previous hash' };
+  if (entryHash(prev, entry) !== entry.hash) return { ok: false, reason: 'hash does not match the content' };
+  return { ok: true, entry };
+}
+
+/** Verifies entries as served by the public API (parsed JSON), e.g. from /changes. */
+export function checkServedEntry(entry: LedgerEntry, prev: string): string | null {
+  if (entry.prev !== prev) return 'prev does not match the previous hash';
+  if (entryHash(prev, entry) !== entry.hash) return 'hash does not match the content';
+  return null;
+}

@@ -1,0 +1,181 @@
+import { EventEmitter } from 'node:events';
+import { sql } from 'kysely';
+import { execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
+import {
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type StoredEvent,
+  WrongExpectedRevisionError,
+  waitForWake,
+} from './eventStore';
+
+const CHANNEL = 'es_appended';
+const INSERT_CHUNK = 5000;
+/** A lost notification (reconnect, other process) costs at most this much latency. */
+const FALLBACK_POLL_MS = 1000;
+
+const migrations: Migration[] = [
+  {
+    name: '001_events',
+    up: (db, schema) =>
+      execAll(db, [
+        `create table ${schema}.events (
+           stream text not null,
+           revision bigint not null,
+           event_id uuid not null,
+           type text not null,
+           data text not null,
+           recorded_at timestamptz not null default now(),
+           primary key (stream, revision))`,
+        `create unique index events_event_id on ${schema}.events (event_id)`,
+        // Events are append-only. Any update or delete leaves a mark that /attest reads on every call,
+        // so a changed byte is reported even inside a prefix already verified.
+        `create table ${schema}.tamper_marks (stream text not null, revision bigint not null, op text not null, at timestamptz not null default now())`,
+        `create function ${schema}.mark_tamper() returns trigger language plpgsql as $$
+         begin
+           insert into ${schema}.tamper_marks (stream, revision, op) values (old.stream, old.revision, tg_op);
+           if tg_op = 'DELETE' then return old; end if;
+           return new;
+         end $$`,
+        `create trigger events_tamper after update or delete on ${schema}.events
+           for each row execute function ${schema}.mark_tamper()`,
+      ]),
+  },
+];
+
+/** The event store on PostgreSQL (a server through `pg`, or PGlite). */
+export class PostgresEventStore implements EventStore {
+  readonly kind: string;
+  private readonly local = new EventEmitter();
+  private unlisten?: Promise<() => Promise<void>>;
+
+  constructor(
+    private readonly database: SqlDatabase,
+    private readonly schema = 'es',
+  ) {
+    this.kind = database.kind === 'pg' ? 'postgres' : 'pglite';
+    this.local.setMaxListeners(0);
+  }
+
+  async init(): Promise<this> {
+    await migrate(this.database.db, this.schema, migrations);
+    return this;
+  }
+
+  private get events() {
+    return `${this.schema}.events`;
+  }
+
+  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    const result = await this.database.db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext(${'es:' + stream}))`.execute(trx);
+      const head = await this.headIn(trx, stream);
+      if (events.length > 0) {
+        const found = await trx
+          .selectFrom(this.events)
+          .select(['revision', 'event_id'])
+          .where('event_id', 'in', events.map((e) => e.id))
+          .execute();
+        if (found.length === events.length) {
+          return { nextRevision: Math.max(...found.map((r) => Number(r.revision))), duplicate: true };
+        }
+        if (found.length > 0) throw new Error(`append to ${stream}: some event ids are already stored, others are not`);
+      }
+      const ok =
+        expected === 'any' || (expected === 'no_stream' ? head === -1 : head === expected);
+      if (!ok) throw new WrongExpectedRevisionError(stream, expected, head === -1 ? 'no_stream' : head);
+      for (let i = 0; i < events.length; i += INSERT_CHUNK) {
+        const rows = events.slice(i, i + INSERT_CHUNK).map((e, j) => ({
+          stream,
+          revision: head + 1 + i + j,
+          event_id: e.id,
+          type: e.type,
+          data: e.data,
+        }));
+        await trx.insertInto(this.events).values(rows).execute();
+      }
+      const nextRevision = head + events.length;
+      if (events.length > 0) await sql`select pg_notify(${CHANNEL}, ${`${stream}:${nextRevision}`})`.execute(trx);
+      return { nextRevision, duplicate: false };
+    });
+    if (!result.duplicate && events.length > 0) this.local.emit(stream);
+    return result;
+  }
+
+  async readForward(stream: string, from: number, maxCount: number): Promise<StoredEvent[]> {
+    const rows = await this.database.db
+      .selectFrom(this.events)
+      .select(['revision', 'event_id', 'type', 'data'])
+      .where('stream', '=', stream)
+      .where('revision', '>=', Math.max(0, from))
+      .orderBy('revision')
+      .limit(maxCount)
+      .execute();
+    return rows.map((r) => ({ id: r.event_id, stream, revision: Number(r.revision), type: r.type, data: r.data }));
+  }
+
+  headRevision(stream: string): Promise<number> {
+    return this.headIn(this.database.db, stream);
+  }
+
+  private async headIn(db: SqlDatabase['db'], stream: string): Promise<number> {
+    const row = await db
+      .selectFrom(this.events)
+      .select((eb) => eb.fn.max('revision').as('head'))
+      .where('stream', '=', stream)
+      .executeTakeFirst();
+    return row?.head === null || row?.head === undefined ? -1 : Number(row.head);
+  }
+
+  /** Lowest revision whose stored row was ever updated or deleted, or null. */
+  async lowestTamperedRevision(stream: string): Promise<number | null> {
+    const row = await this.database.db
+      .selectFrom(`${this.schema}.tamper_marks`)
+      .select((eb) => eb.fn.min('revision').as('low'))
+      .where('stream', '=', stream)
+      .executeTakeFirst();
+    return row?.low === null || row?.low === undefined ? null : Number(row.low);
+  }
+
+  async *subscribe(stream: string, from: number, signal: AbortSignal): AsyncIterable<StoredEvent> {
+    await this.ensureListening();
+    let next = from;
+    while (!signal.aborted) {
+      // Register before reading, so an append between the read and the wait still wakes us.
+      let woken = false;
+      const onAppend = () => (woken = true);
+      this.local.on(stream, onAppend);
+      let batch: StoredEvent[];
+      try {
+        batch = await this.readForward(stream, next, 500);
+      } finally {
+        this.local.off(stream, onAppend);
+      }
+      for (const event of batch) {
+        if (signal.aborted) return;
+        yield event;
+        next = event.revision + 1;
+      }
+      if (batch.length === 500 || woken) continue;
+      await waitForWake(FALLBACK_POLL_MS, signal, (wake) => {
+        this.local.once(stream, wake);
+        return () => this.local.off(stream, wake);
+      });
+    }
+  }
+
+  private ensureListening(): Promise<unknown> {
+    this.unlisten ??= this.database.listen(CHANNEL, (payload) => {
+      const stream = payload.slice(0, payload.lastIndexOf(':'));
+      this.local.emit(stream);
+    });
+    return this.unlisten;
+  }
+
+  async close(): Promise<void> {
+    if (this.unlisten) await (await this.unlisten)();
+    this.unlisten = undefined;
+  }
+}

@@ -1,0 +1,3 @@
+export * from './db';
+export * from './migrate';
+export * from './batcher';

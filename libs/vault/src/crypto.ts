@@ -1,0 +1,60 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import bs58 from 'bs58';
+
+export const API_KEY_PREFIX = 'svc_sk_';
+
+/** The key that seals custody secrets. Unset: generated once into the data directory. */
+export function loadMasterKey(configured: string | undefined, dataDir: string): { key: Buffer; generatedAt?: string } {
+  if (configured) {
+    const key = Buffer.from(configured, 'base64');
+    if (key.length !== 32) throw new Error('SERVICE_MASTER_KEY must be 32 bytes, base64-encoded');
+    return { key };
+  }
+  const file = path.join(dataDir, 'master.key');
+  fs.mkdirSync(dataDir, { recursive: true });
+  try {
+    fs.writeFileSync(file, randomBytes(32).toString('base64'), { flag: 'wx', mode: 0o600 });
+    const key = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+    return { key, generatedAt: file };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const key = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+  if (key.length !== 32) throw new Error(`${file} does not hold a 32-byte base64 key`);
+  return { key };
+}
+
+/** AES-256-GCM. `context` is bound as associated data, so a sealed value cannot be moved to another row. */
+export function seal(key: Buffer, plaintext: Uint8Array, context: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(context, 'utf8'));
+  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return ['v1', iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
+}
+
+export function unseal(key: Buffer, sealed: string, context: string): Buffer {
+  const [version, iv, tag, body] = sealed.split('.');
+  if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('not a sealed value');
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64'));
+  decipher.setAAD(Buffer.from(context, 'utf8'));
+  decipher.setAuthTag(Buffer.from(tag, 'base64'));
+  return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]);
+}
+
+export function newApiKey(): string {
+  return API_KEY_PREFIX + bs58.encode(randomBytes(32));
+}
+
+/** Keys carry 256 random bits, so a plain SHA-256 is enough to make the stored form useless to a thief. */
+export function hashApiKey(apiKey: string): string {
+  return createHash('sha256').update(apiKey, 'utf8').digest('hex');
+}
+
+export function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}

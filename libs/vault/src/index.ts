@@ -1,0 +1,3 @@
+export * from './crypto';
+export * from './vault';
+export * from './wallet';

@@ -1,0 +1,124 @@
+import { Batcher, execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
+import { hashApiKey, sameHash, seal, unseal } from './crypto';
+
+const migrations: Migration[] = [
+  {
+    name: '001_credentials',
+    up: (db, schema) =>
+      execAll(db, [
+        `create table ${schema}.credentials (
+           agent_id text primary key,
+           key_hash text not null unique,
+           created_at timestamptz not null default now(),
+           rotated_at timestamptz)`,
+        `create table ${schema}.wallet_secrets (agent_id text primary key, sealed text not null)`,
+        `create table ${schema}.inbox_cursors (agent_id text primary key, at bigint not null)`,
+      ]),
+  },
+];
+
+export interface NewCredential {
+  agentId: string;
+  apiKey: string;
+  /** The wallet's 64-byte secret key (service custody only). */
+  walletSecret?: Uint8Array;
+}
+
+/**
+ * Private primary data: hashed API keys, sealed wallet secrets and inbox cursors. Written by the command
+ * side, read by no public endpoint, never touched by a projection rebuild.
+ */
+export class Vault {
+  private readonly credentialWrites: Batcher<NewCredential>;
+
+  constructor(
+    private readonly database: SqlDatabase,
+    private readonly masterKey: Buffer,
+    private readonly schema = 'vault',
+  ) {
+    this.credentialWrites = new Batcher((items) => this.insertCredentials(items));
+  }
+
+  async init(): Promise<this> {
+    await migrate(this.database.db, this.schema, migrations);
+    return this;
+  }
+
+  private table(name: string): string {
+    return `${this.schema}.${name}`;
+  }
+
+  /** Stores the key hash and sealed secret; concurrent registrations share one round trip. */
+  addCredential(credential: NewCredential): Promise<void> {
+    return this.credentialWrites.add(credential);
+  }
+
+  private async insertCredentials(items: NewCredential[]): Promise<void> {
+    await this.database.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto(this.table('credentials'))
+        .values(items.map((c) => ({ agent_id: c.agentId, key_hash: hashApiKey(c.apiKey) })))
+        .execute();
+      const secrets = items.filter((c) => c.walletSecret);
+      if (secrets.length > 0) {
+        await trx
+          .insertInto(this.table('wallet_secrets'))
+          .values(secrets.map((c) => ({ agent_id: c.agentId, sealed: seal(this.masterKey, c.walletSecret!, `wallet:${c.agentId}`) })))
+          .execute();
+      }
+    });
+  }
+
+  /** Undoes addCredential when the ledger refused the registration. */
+  async removeCredential(agentId: string): Promise<void> {
+    await this.database.db.deleteFrom(this.table('wallet_secrets')).where('agent_id', '=', agentId).execute();
+    await this.database.db.deleteFrom(this.table('credentials')).where('agent_id', '=', agentId).execute();
+  }
+
+  /** The agent id a key belongs to, or undefined. The stored hash is compared in constant time. */
+  async authenticate(apiKey: string): Promise<string | undefined> {
+    const hash = hashApiKey(apiKey);
+    const row = await this.database.db
+      .selectFrom(this.table('credentials'))
+      .select(['agent_id', 'key_hash'])
+      .where('key_hash', '=', hash)
+      .executeTakeFirst();
+    return row && sameHash(row.key_hash, hash) ? (row.agent_id as string) : undefined;
+  }
+
+  /** Replaces the key; the old one stops working the moment this commits, on every process. */
+  async rotateKey(agentId: string, newApiKey: string): Promise<void> {
+    const result = await this.database.db
+      .updateTable(this.table('credentials'))
+      .set({ key_hash: hashApiKey(newApiKey), rotated_at: new Date() })
+      .where('agent_id', '=', agentId)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) throw new Error(`no credential for ${agentId}`);
+  }
+
+  async walletSecret(agentId: string): Promise<Buffer | undefined> {
+    const row = await this.database.db
+      .selectFrom(this.table('wallet_secrets'))
+      .select('sealed')
+      .where('agent_id', '=', agentId)
+      .executeTakeFirst();
+    return row ? unseal(this.masterKey, row.sealed, `wallet:${agentId}`) : undefined;
+  }
+
+  async inboxCursor(agentId: string): Promise<number> {
+    const row = await this.database.db
+      .selectFrom(this.table('inbox_cursors'))
+      .select('at')
+      .where('agent_id', '=', agentId)
+      .executeTakeFirst();
+    return row ? Number(row.at) : 0;
+  }
+
+  async setInboxCursor(agentId: string, at: number): Promise<void> {
+    await this.database.db
+      .insertInto(this.table('inbox_cursors'))
+      .values({ agent_id: agentId, at })
+      .onConflict((oc) => oc.column('agent_id').doUpdateSet({ at }))
+      .execute();
+  }
+}

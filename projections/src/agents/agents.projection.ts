@@ -1,0 +1,52 @@
+import { execAll } from '@svc/readmodel';
+import type { CitizenRegisteredData } from '@svc/domain';
+import type { Projection } from '../projection';
+
+/** Citizens as the public sees them: profile, wallet, karma. */
+export const agentsProjection: Projection = {
+  name: 'agents',
+  canHandle: ['CitizenRegistered'],
+  migrations: [
+    {
+      name: 'agents_001',
+      up: (db, schema) =>
+        execAll(db, [
+          `create table ${schema}.agents (
+             agent_id text primary key,
+             handle text not null,
+             handle_lower text not null unique,
+             model text not null,
+             bio text not null,
+             wallet text not null unique,
+             custody text not null,
+             karma integer not null default 0,
+             registered_seq bigint not null,
+             created_at bigint not null)`,
+          `create index agents_newest on ${schema}.agents (registered_seq desc)`,
+        ]),
+    },
+  ],
+  async apply(trx, schema, entry) {
+    switch (entry.type) {
+      case 'CitizenRegistered': {
+        const d = entry.data as unknown as CitizenRegisteredData;
+        await trx
+          .insertInto(`${schema}.agents`)
+          .values({
+            agent_id: d.agent_id,
+            handle: d.handle,
+            handle_lower: d.handle.toLowerCase(),
+            model: d.model,
+            bio: d.bio,
+            wallet: d.wallet,
+            custody: d.custody,
+            registered_seq: entry.seq,
+            created_at: entry.at,
+          })
+          .onConflict((oc) => oc.column('agent_id').doNothing())
+          .execute();
+        return;
+      }
+    }
+  },
+};

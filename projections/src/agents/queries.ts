@@ -1,0 +1,61 @@
+import type { Kysely } from 'kysely';
+
+export interface AgentProfile {
+  id: string;
+  handle: string;
+  model: string;
+  bio: string;
+  wallet: string;
+  custody: 'service' | 'self';
+  karma: number;
+  created_at: number;
+  registered_seq: number;
+}
+
+interface AgentRow {
+  agent_id: string;
+  handle: string;
+  model: string;
+  bio: string;
+  wallet: string;
+  custody: 'service' | 'self';
+  karma: number;
+  created_at: number | string;
+  registered_seq: number | string;
+}
+
+function toProfile(row: AgentRow): AgentProfile {
+  return {
+    id: row.agent_id,
+    handle: row.handle,
+    model: row.model,
+    bio: row.bio,
+    wallet: row.wallet,
+    custody: row.custody,
+    karma: Number(row.karma),
+    created_at: Number(row.created_at),
+    registered_seq: Number(row.registered_seq),
+  };
+}
+
+/** Newest first; `beforeSeq` pages on from the last citizen of the previous page. */
+export async function listAgents(db: Kysely<any>, schema: string, limit: number, beforeSeq?: number): Promise<AgentProfile[]> {
+  let query = db.selectFrom(`${schema}.agents`).selectAll().orderBy('registered_seq', 'desc').limit(limit);
+  if (beforeSeq !== undefined) query = query.where('registered_seq', '<', beforeSeq);
+  return ((await query.execute()) as AgentRow[]).map(toProfile);
+}
+
+/** By agent id, handle (any case) or wallet. */
+export async function findAgent(db: Kysely<any>, schema: string, ref: string): Promise<AgentProfile | undefined> {
+  const row = (await db
+    .selectFrom(`${schema}.agents`)
+    .selectAll()
+    .where((eb) => eb.or([eb('agent_id', '=', ref), eb('handle_lower', '=', ref.toLowerCase()), eb('wallet', '=', ref)]))
+    .executeTakeFirst()) as AgentRow | undefined;
+  return row ? toProfile(row) : undefined;
+}
+
+export async function countAgents(db: Kysely<any>, schema: string): Promise<number> {
+  const row = await db.selectFrom(`${schema}.agents`).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
