@@ -1,6 +1,9 @@
 // Test names say how far they reach (unit: no I/O; int: real Postgres/Redis; e2e: the running service).
-const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
-const common = { transform, testEnvironment: 'node', rootDir: __dirname };
+const common = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+};
 module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.unit.spec.ts'] },

@@ -72,7 +72,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     log.warn({ file: master.generatedAt }, 'SERVICE_MASTER_KEY is unset: generated one into the data directory; back it up, or custody wallets are lost with it');
   }
   const vault = await new Vault(database, master.key).init();
-  const bus = createBus(config.redisUrl);
+  const bus = createBus(config.redisUrl, config.redisPrefix);
   const readModel = { db: database.db, schema: config.readModelSchema };
   const projection = new ProjectionWatcher(bus, database.db, config.readModelSchema);
   return {

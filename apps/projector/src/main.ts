@@ -12,7 +12,7 @@ async function main(): Promise<void> {
   const log = pino({ name: 'svc-projector', level: config.logLevel });
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, applicationName: 'svc-projector' });
   const { store, extra } = await openEventStore(config, database);
-  const bus = createBus(config.redisUrl);
+  const bus = createBus(config.redisUrl, config.redisPrefix);
   const running = await startProjector({ database, store, bus, schema: config.readModelSchema, batchSize: config.projectorBatchSize, log });
   const health = http.createServer((req, res) => {
     const ok = req.url === '/healthz';

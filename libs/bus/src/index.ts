@@ -8,7 +8,7 @@ export interface Notification {
   [key: string]: unknown;
 }
 
-export const PROJECTED_CHANNEL = 'svc:projected';
+export const PROJECTED_CHANNEL = 'projected';
 
 /** Publish/subscribe between processes. Delivery is at most once: a gap is recovered through /changes. */
 export interface Bus {
@@ -50,14 +50,18 @@ export class RedisBus implements Bus {
   private readonly local = new EventEmitter();
   private readonly channels = new Map<string, number>();
 
-  constructor(private readonly url: string) {
+  /** `prefix` namespaces channels: Redis pub/sub is global to a server, whatever the database number. */
+  constructor(
+    private readonly url: string,
+    private readonly prefix = 'svc',
+  ) {
     this.publisher = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
     this.publisher.on('error', () => undefined);
     this.local.setMaxListeners(0);
   }
 
   async publish(channel: string, message: Notification): Promise<void> {
-    await this.publisher.publish(channel, JSON.stringify(message));
+    await this.publisher.publish(`${this.prefix}:${channel}`, JSON.stringify(message));
   }
 
   private connectSubscriber(): Redis {
@@ -71,7 +75,7 @@ export class RedisBus implements Bus {
       } catch {
         return;
       }
-      this.local.emit(channel, message);
+      this.local.emit(channel.slice(this.prefix.length + 1), message);
     });
     this.subscriber = subscriber;
     return subscriber;
@@ -82,12 +86,12 @@ export class RedisBus implements Bus {
     this.local.on(channel, handler);
     const count = this.channels.get(channel) ?? 0;
     this.channels.set(channel, count + 1);
-    if (count === 0) await subscriber.subscribe(channel);
+    if (count === 0) await subscriber.subscribe(`${this.prefix}:${channel}`);
     return async () => {
       this.local.off(channel, handler);
       const left = (this.channels.get(channel) ?? 1) - 1;
       this.channels.set(channel, left);
-      if (left === 0) await subscriber.unsubscribe(channel).catch(() => undefined);
+      if (left === 0) await subscriber.unsubscribe(`${this.prefix}:${channel}`).catch(() => undefined);
     };
   }
 
@@ -97,6 +101,6 @@ export class RedisBus implements Bus {
   }
 }
 
-export function createBus(redisUrl: string | undefined): Bus {
-  return redisUrl ? new RedisBus(redisUrl) : new InProcessBus();
+export function createBus(redisUrl: string | undefined, prefix = 'svc'): Bus {
+  return redisUrl ? new RedisBus(redisUrl, prefix) : new InProcessBus();
 }

@@ -12,6 +12,8 @@ export interface Config {
   eventstoreUrl?: string;
   /** Redis for the bus and shared rate limits; unset = in-process. */
   redisUrl?: string;
+  /** Namespace of this deployment's Redis channels and keys. */
+  redisPrefix: string;
   solanaRpcUrl?: string;
   localnetPort: number;
   /** base64 of 32 bytes; unset = generated once into dataDir. */
@@ -63,6 +65,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: str(env, 'DATABASE_URL'),
     eventstoreUrl: str(env, 'EVENTSTORE_URL'),
     redisUrl: str(env, 'REDIS_URL'),
+    redisPrefix: str(env, 'REDIS_PREFIX') ?? 'svc',
     solanaRpcUrl: str(env, 'SOLANA_RPC_URL'),
     localnetPort: int(env, 'LOCALNET_PORT', 8899),
     serviceMasterKey: str(env, 'SERVICE_MASTER_KEY'),
@@ -81,7 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** The variables the README documents, with their defaults; a test keeps the two in step. */
 export const CONFIG_VARIABLES = [
-  'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'EVENTSTORE_URL', 'REDIS_URL', 'SOLANA_RPC_URL',
+  'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'EVENTSTORE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'SOLANA_RPC_URL',
   'LOCALNET_PORT', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
   'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'SNAPSHOT_EVERY', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT',

@@ -47,8 +47,8 @@ function createLimiters(services: Services): Limiters {
     client.on('error', () => undefined);
     const insurance = { requests: new RateLimiterMemory({ points: rps * 10, duration: 10 }), registrations: new RateLimiterMemory({ points: perHour, duration: 3600 }) };
     return {
-      requests: new RateLimiterRedis({ storeClient: client, keyPrefix: 'svc:rl:req', points: rps * 10, duration: 10, insuranceLimiter: insurance.requests }),
-      registrations: new RateLimiterRedis({ storeClient: client, keyPrefix: 'svc:rl:reg', points: perHour, duration: 3600, insuranceLimiter: insurance.registrations }),
+      requests: new RateLimiterRedis({ storeClient: client, keyPrefix: `${config.redisPrefix}:rl:req`, points: rps * 10, duration: 10, insuranceLimiter: insurance.requests }),
+      registrations: new RateLimiterRedis({ storeClient: client, keyPrefix: `${config.redisPrefix}:rl:reg`, points: perHour, duration: 3600, insuranceLimiter: insurance.registrations }),
       close: () => client.disconnect(),
     };
   }

@@ -1,0 +1,122 @@
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+
+export interface LoadOptions {
+  url: string;
+  path: string;
+  clients: number;
+  warmupMs: number;
+  durationMs: number;
+  /** Hard cap on requests sent (warm-up included), whatever the duration. */
+  maxRequests: number;
+  /** A request that takes longer is abandoned and counted as an error. */
+  timeoutMs: number;
+  body(): string;
+  /**
+   * Judges a 2xx answer: returns an error label, or undefined when it is good. Called with the arrival
+   * time (performance.now()) and whether the request belongs to the measured window.
+   */
+  check?(status: number, body: string, arrivedAt: number, measured: boolean): string | undefined;
+}
+
+export interface LoadResult {
+  /** Requests started inside the measured window and answered (well or not). */
+  requests: number;
+  ok: number;
+  errors: Record<string, number>;
+  /** The first answer of each error kind, cut short, for diagnosis. */
+  errorSamples: Record<string, string>;
+  /** From the end of the warm-up to the last measured answer. */
+  elapsedMs: number;
+  /** Latency of each good measured answer, milliseconds. */
+  latenciesMs: number[];
+  /** Requests sent in total, warm-up included. */
+  sent: number;
+}
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+/**
+ * `clients` loops, each sending one request at a time over a shared keep-alive agent with one socket
+ * per client. Requests started during the warm-up are sent but not counted.
+ */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const target = new URL(options.path, options.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients, maxFreeSockets: options.clients });
+  const result: LoadResult = { requests: 0, ok: 0, errors: {}, errorSamples: {}, elapsedMs: 0, latenciesMs: [], sent: 0 };
+  const started = performance.now();
+  const measureFrom = started + options.warmupMs;
+  const deadline = measureFrom + options.durationMs;
+  let lastAnswer = measureFrom;
+
+  const fail = (kind: string, sample: string) => {
+    result.errors[kind] = (result.errors[kind] ?? 0) + 1;
+    result.errorSamples[kind] ??= sample.slice(0, 300);
+  };
+
+  async function client(): Promise<void> {
+    for (;;) {
+      const now = performance.now();
+      if (now >= deadline || result.sent >= options.maxRequests) return;
+      result.sent++;
+      const measured = now >= measureFrom;
+      let answer: Answer;
+      try {
+        answer = await post(agent, target, options.body(), options.timeoutMs);
+      } catch (error) {
+        if (measured) {
+          result.requests++;
+          lastAnswer = performance.now();
+          const code = (error as NodeJS.ErrnoException).code ?? 'request error';
+          fail(code, error instanceof Error ? error.message : String(error));
+        }
+        continue;
+      }
+      const arrivedAt = performance.now();
+      const verdict =
+        answer.status >= 200 && answer.status < 300 ? options.check?.(answer.status, answer.body, arrivedAt, measured) : `HTTP ${answer.status}`;
+      if (!measured) continue;
+      result.requests++;
+      lastAnswer = arrivedAt;
+      if (verdict) {
+        fail(verdict, answer.body);
+      } else {
+        result.ok++;
+        result.latenciesMs.push(arrivedAt - now);
+      }
+    }
+  }
+
+  try {
+    await Promise.all(Array.from({ length: options.clients }, () => client()));
+  } finally {
+    agent.destroy();
+  }
+  result.elapsedMs = Math.max(lastAnswer - measureFrom, 1);
+  return result;
+}
+
+function post(agent: http.Agent, target: URL, body: string, timeoutMs: number): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      target,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'timeout' })));
+    req.on('error', reject);
+    req.end(body);
+  });
+}

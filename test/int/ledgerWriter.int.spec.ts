@@ -1,0 +1,149 @@
+import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
+import {
+  Attestor,
+  LEDGER_STREAM,
+  LedgerWriter,
+  PostgresEventStore,
+  SnapshotStore,
+  checkStoredEntry,
+  GENESIS_HASH,
+  type EventStore,
+} from '@svc/ledger';
+import { openDatabase, type SqlDatabase } from '@svc/readmodel';
+import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+
+function register(n: string, handle = `h${n}`): LedgerCommand {
+  return { type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle, model: 'm', bio: '', wallet: `W${n}`, custody: 'service' } };
+}
+
+/** Counts appends on a real store: how many round trips the writer made. */
+function counting(store: EventStore): EventStore & { appends: number; reads: number[] } {
+  const counted = Object.create(store) as EventStore & { appends: number; reads: number[] };
+  counted.appends = 0;
+  counted.reads = [];
+  counted.append = async (...args) => {
+    counted.appends += 1;
+    return store.append(...args);
+  };
+  counted.readForward = async (stream, from, max) => {
+    counted.reads.push(from);
+    return store.readForward(stream, from, max);
+  };
+  return counted;
+}
+
+async function verifyStoredChain(store: EventStore): Promise<number> {
+  const all = await store.readForward(LEDGER_STREAM, 0, 100_000);
+  let prev = GENESIS_HASH;
+  all.forEach((stored, i) => {
+    expect(stored.revision).toBe(i);
+    const check = checkStoredEntry(stored.data, i, prev);
+    if (!check.ok) throw new Error(`seq ${i}: ${check.reason}`);
+    prev = check.entry.hash;
+  });
+  return all.length;
+}
+
+describe('the ledger writer', () => {
+  let db: FreshDatabase;
+  let databases: SqlDatabase[] = [];
+
+  async function open(): Promise<{ database: SqlDatabase; store: PostgresEventStore; snapshots: SnapshotStore }> {
+    const database = await openDatabase({ url: db.url, dataDir: tempDir('writer') });
+    databases.push(database);
+    return { database, store: await new PostgresEventStore(database).init(), snapshots: await new SnapshotStore(database).init() };
+  }
+
+  beforeEach(async () => {
+    db = await freshDatabase('writer');
+  });
+  afterEach(async () => {
+    await Promise.all(databases.map((d) => d.close()));
+    databases = [];
+    await db.drop();
+  });
+
+  it('groups concurrent commands into shared appends and keeps the chain intact', async () => {
+    const { store } = await open();
+    const counted = counting(store);
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(counted, ledgerModel);
+    await writer.start();
+    const outcomes = await Promise.all(Array.from({ length: 300 }, (_, i) => writer.execute(register(String(i)))));
+    expect(outcomes.every((o) => o.ok)).toBe(true);
+    const seqs = outcomes.flatMap((o) => (o.ok ? o.entries.map((e) => e.seq) : [])).sort((a, b) => a - b);
+    expect(seqs).toEqual(Array.from({ length: 300 }, (_, i) => i));
+    expect(counted.appends).toBeLessThan(300 / 4);
+    expect(await verifyStoredChain(store)).toBe(300);
+    expect((await new Attestor(store).attest()).verified).toEqual({ ok: true, checked: 300 });
+  }, 60_000);
+
+  it('refuses one command of a batch without touching the others', async () => {
+    const { store } = await open();
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);
+    await writer.start();
+    const [a, b, c] = await Promise.all([writer.execute(register('1', 'same')), writer.execute(register('2', 'SAME')), writer.execute(register('3'))]);
+    expect(a.ok).toBe(true);
+    expect(b).toMatchObject({ ok: false, rejection: { code: 'handle_taken' } });
+    expect(c.ok).toBe(true);
+    expect(await verifyStoredChain(store)).toBe(2);
+  });
+
+  it('stays correct with two writers appending at once: catch up, decide again, one winner per handle', async () => {
+    const one = await open();
+    const two = await open();
+    const first = new LedgerWriter<LedgerState, LedgerCommand>(one.store, ledgerModel);
+    const second = new LedgerWriter<LedgerState, LedgerCommand>(two.store, ledgerModel);
+    await Promise.all([first.start(), second.start()]);
+    // Both writers race for the same 40 handles, each with its own agent ids and wallets.
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => [
+        first.execute(register(`a${i}`, `handle${i}`)),
+        second.execute(register(`b${i}`, `HANDLE${i}`)),
+      ]).flat(),
+    );
+    const accepted = results.filter((r) => r.ok);
+    const refused = results.filter((r) => !r.ok);
+    expect(accepted).toHaveLength(40);
+    expect(refused.every((r) => !r.ok && r.rejection.code === 'handle_taken')).toBe(true);
+    expect(await verifyStoredChain(one.store)).toBe(40);
+    const handles = (await one.store.readForward(LEDGER_STREAM, 0, 100)).map((e) => JSON.parse(e.data).data.handle.toLowerCase());
+    expect(new Set(handles).size).toBe(40);
+  }, 60_000);
+
+  it('starts from a snapshot and reads only the tail of the ledger', async () => {
+    const { store, snapshots } = await open();
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { snapshots, snapshotEvery: 10 });
+    await writer.start();
+    for (let i = 0; i < 25; i++) await writer.execute(register(String(i)));
+    await writer.saveSnapshot();
+    await writer.execute(register('25'));
+    await writer.execute(register('26'));
+
+    const counted = counting(store);
+    const restarted = new LedgerWriter<LedgerState, LedgerCommand>(counted, ledgerModel, { snapshots });
+    await restarted.start();
+    expect(counted.reads[0]).toBe(25);
+    expect(restarted.head.seq).toBe(26);
+    expect(await restarted.execute(register('x', 'h3'))).toMatchObject({ ok: false, rejection: { code: 'handle_taken' } });
+    expect(await restarted.execute(register('x', 'h26'))).toMatchObject({ ok: false, rejection: { code: 'handle_taken' } });
+    expect(await restarted.execute(register('27'))).toMatchObject({ ok: true, entries: [{ seq: 27 }] });
+    expect(await verifyStoredChain(store)).toBe(28);
+  }, 60_000);
+
+  it('reports the first changed stored byte as the first bad seq, even inside a verified prefix', async () => {
+    const { store, database } = await open();
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);
+    await writer.start();
+    for (let i = 0; i < 12; i++) await writer.execute(register(String(i)));
+    const attestor = new Attestor(store);
+    expect((await attestor.attest()).verified).toEqual({ ok: true, checked: 12 });
+    await database.db
+      .updateTable('es.events')
+      .set({ data: (eb: any) => eb.fn('replace', [eb.ref('data'), eb.val('"h5"'), eb.val('"h6"')]) } as any)
+      .where('revision', '=', 5)
+      .execute();
+    const after = await attestor.attest();
+    expect(after.verified).toMatchObject({ ok: false, checked: 5, first_bad_seq: 5 });
+    expect(after.length).toBe(12);
+  }, 60_000);
+});

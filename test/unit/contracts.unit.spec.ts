@@ -1,0 +1,32 @@
+import { agentsQuery, bodyValidator, queryValidator, registerBody } from '@svc/contracts';
+
+describe('request schemas', () => {
+  const register = bodyValidator(registerBody);
+
+  it.each([
+    [{ model: 'm' }, 'handle', 'handle is required'],
+    [{ handle: 'a', model: 'm' }, 'handle', 'handle must NOT have fewer than 2 characters'],
+    [{ handle: 'x'.repeat(32), model: 'm' }, 'handle', 'handle must NOT have more than 31 characters'],
+    [{ handle: 'bad handle', model: 'm' }, 'handle', 'handle must match pattern "^[A-Za-z0-9_-]+$"'],
+    [{ handle: 7, model: 'm' }, 'handle', 'handle must be string'],
+    [{ handle: 'ok', model: 'm', bio: 'b'.repeat(401) }, 'bio', 'bio must NOT have more than 400 characters'],
+    [{ handle: 'ok', model: 'm', custody: 'bank' }, 'custody', 'custody must be one of "service", "self"'],
+  ])('names the offending field of %j', (body, field, message) => {
+    expect(register(body)).toEqual({ field, message });
+  });
+
+  it('fills defaults for what was left out', () => {
+    const body: Record<string, unknown> = { handle: 'ok', model: 'm' };
+    expect(register(body)).toBeNull();
+    expect(body).toEqual({ handle: 'ok', model: 'm', bio: '', custody: 'service' });
+  });
+
+  it('reads query numbers from text and bounds them', () => {
+    const query = queryValidator(agentsQuery);
+    const ok: Record<string, unknown> = { limit: '200' };
+    expect(query(ok)).toBeNull();
+    expect(ok.limit).toBe(200);
+    expect(query({ limit: '0' })).toEqual({ field: 'limit', message: 'limit must be >= 1' });
+    expect(query({ limit: 'ten' })).toEqual({ field: 'limit', message: 'limit must be integer' });
+  });
+});
