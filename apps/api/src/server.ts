@@ -26,7 +26,8 @@ export async function startServer(config: Config, options: { withProjector: bool
     ? await startProjector({ database: services.database, store: services.store, bus: services.bus, schema: config.readModelSchema, batchSize: config.projectorBatchSize, log })
     : undefined;
   await services.projection.start();
-  const { app, close: closeApp } = createApp(services, routeTable());
+  const { app, ready, close: closeApp } = createApp(services, routeTable());
+  await ready;
   const server = http.createServer(app);
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;

@@ -34,6 +34,8 @@ export function presentedKey(req: Request): string | undefined {
 interface Limiters {
   requests: RateLimiterAbstract;
   registrations: RateLimiterAbstract;
+  /** Resolves once the shared store answers (or after a bound); until then counts are per process. */
+  ready: Promise<void>;
   close(): void;
 }
 
@@ -49,12 +51,20 @@ function createLimiters(services: Services): Limiters {
     return {
       requests: new RateLimiterRedis({ storeClient: client, keyPrefix: `${config.redisPrefix}:rl:req`, points: rps * 10, duration: 10, insuranceLimiter: insurance.requests }),
       registrations: new RateLimiterRedis({ storeClient: client, keyPrefix: `${config.redisPrefix}:rl:reg`, points: perHour, duration: 3600, insuranceLimiter: insurance.registrations }),
+      ready: new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 5000);
+        client.once('ready', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
       close: () => client.disconnect(),
     };
   }
   return {
     requests: new RateLimiterMemory({ points: rps * 10, duration: 10 }),
     registrations: new RateLimiterMemory({ points: perHour, duration: 3600 }),
+    ready: Promise.resolve(),
     close: () => undefined,
   };
 }
@@ -80,6 +90,7 @@ interface CompiledRoute {
 
 export interface HttpApp {
   app: express.Express;
+  ready: Promise<void>;
   close(): void;
 }
 
@@ -233,7 +244,7 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     sendError(res, new ApiError(500, 'internal', `internal error; quote request id ${id} when reporting it`, { request_id: id }));
   });
 
-  return { app, close: () => limiters.close() };
+  return { app, ready: limiters.ready, close: () => limiters.close() };
 }
 
 function matches(expressRoutePath: string, actual: string): boolean {

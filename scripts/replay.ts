@@ -1,0 +1,43 @@
+import { SingleBar, Presets } from 'cli-progress';
+import { createBus } from '@svc/bus';
+import { loadConfig } from '@svc/config';
+import { LEDGER_STREAM } from '@svc/ledger';
+import { projections, rebuildReadModels } from '@svc/projections';
+import { openDatabase } from '@svc/readmodel';
+import { openEventStore } from '../apps/api/src/services';
+
+/**
+ * `npm run replay`: rebuilds every read model from seq 0, side by side with the live ones, and swaps
+ * when caught up. With the embedded database (PGlite) stop the service first: PGlite has one writer.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, applicationName: 'svc-replay' });
+  const { store, extra } = await openEventStore(config, database);
+  const bus = createBus(config.redisUrl, config.redisPrefix);
+  const head = await store.headRevision(LEDGER_STREAM);
+  const bar = new SingleBar({ format: 'replay |{bar}| {percentage}% | seq {value}/{total} | {eta_formatted} left', etaBuffer: 50 }, Presets.shades_classic);
+  bar.start(head + 1, 0);
+  const started = Date.now();
+  const at = await rebuildReadModels({
+    database,
+    store,
+    projections,
+    schema: config.readModelSchema,
+    bus,
+    batchSize: Math.max(config.projectorBatchSize, 1000),
+    onProgress: (seq) => bar.update(Math.min(seq + 1, head + 1)),
+  });
+  bar.update(head + 1);
+  bar.stop();
+  console.log(`read models rebuilt to seq ${at} (${at + 1} entries) in ${((Date.now() - started) / 1000).toFixed(1)} s; schema "${config.readModelSchema}" swapped`);
+  await bus.close();
+  await store.close();
+  await extra?.close();
+  await database.close();
+}
+
+main().catch((error) => {
+  console.error('replay failed:', error instanceof Error ? error.message : error);
+  process.exit(1);
+});

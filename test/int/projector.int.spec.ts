@@ -1,0 +1,156 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { InProcessBus, PROJECTED_CHANNEL, type Notification } from '@svc/bus';
+import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
+import { LEDGER_STREAM, LedgerWriter, PostgresEventStore } from '@svc/ledger';
+import { Projector, projections, readCheckpoint, rebuildReadModels, type Projection } from '@svc/projections';
+import { openDatabase, type SqlDatabase } from '@svc/readmodel';
+import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+function register(n: number): LedgerCommand {
+  return { type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle: `h${n}`, model: 'm', bio: `bio ${n}`, wallet: `W${n}`, custody: 'service' } };
+}
+
+/** Every read-model row in a stable order: two schemas with equal dumps hold the same read models. */
+async function dump(database: SqlDatabase, schema: string): Promise<unknown> {
+  const out: Record<string, unknown[]> = {};
+  for (const table of ['agents', 'entries', 'checkpoints']) {
+    const rows = await sql.raw(`select * from ${schema}.${table} order by 1`).execute(database.db);
+    out[table] = rows.rows.map((row: any) => {
+      const { updated_at: _ignored, ...rest } = row;
+      return rest;
+    });
+  }
+  return out;
+}
+
+describe('the projector', () => {
+  let db: FreshDatabase;
+  let database: SqlDatabase;
+  let store: PostgresEventStore;
+
+  async function writeLedger(n: number): Promise<void> {
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);
+    await writer.start();
+    const from = writer.head.seq + 1;
+    const outcomes = await Promise.all(Array.from({ length: n }, (_, i) => writer.execute(register(from + i))));
+    if (!outcomes.every((o) => o.ok)) throw new Error('setup: a registration was refused');
+  }
+
+  beforeEach(async () => {
+    db = await freshDatabase('projector');
+    database = await openDatabase({ url: db.url, dataDir: tempDir('projector') });
+    store = await new PostgresEventStore(database).init();
+  });
+  afterEach(async () => {
+    await store.close();
+    await database.close();
+    await db.drop();
+  });
+
+  it('applies the same batch twice with the same rows as once', async () => {
+    await writeLedger(40);
+    const projector = await new Projector({ database, store, projections, schema: 'rm' }).init();
+    const batch = await store.readForward(LEDGER_STREAM, 0, 40);
+    expect(await projector.applyBatch(batch)).toHaveLength(40);
+    const once = await dump(database, 'rm');
+    // A crash after commit but before the next read replays the batch; so does a second projector.
+    expect(await projector.applyBatch(batch)).toHaveLength(0);
+    const stale = await new Projector({ database, store, projections, schema: 'rm' }).init();
+    await stale.applyBatch(batch);
+    expect(await dump(database, 'rm')).toEqual(once);
+    // The rows themselves are idempotent too, even with the checkpoint moved back by hand.
+    await sql`update rm.checkpoints set seq = -1`.execute(database.db);
+    await new Projector({ database, store, projections, schema: 'rm' }).init().then((p) => p.applyBatch(batch));
+    expect(await dump(database, 'rm')).toEqual(once);
+  });
+
+  it('announces a batch only after its transaction committed, and not at all when it failed', async () => {
+    await writeLedger(10);
+    const bus = new InProcessBus();
+    const seen: Array<{ seq: number; visible: number }> = [];
+    await bus.subscribe(PROJECTED_CHANNEL, (message: Notification) => {
+      void readCheckpoint(database.db, 'rm').then((visible) => seen.push({ seq: message.seq, visible }));
+    });
+    const failing: Projection = {
+      name: 'fails-at-7',
+      canHandle: '*',
+      migrations: [],
+      async apply(_trx, _schema, entry) {
+        if (entry.seq === 7) throw new Error('boom');
+      },
+    };
+    const projector = await new Projector({ database, store, bus, projections: [...projections, failing], schema: 'rm' }).init();
+    await projector.applyBatch(await store.readForward(LEDGER_STREAM, 0, 5));
+    await expect(projector.applyBatch(await store.readForward(LEDGER_STREAM, 5, 5))).rejects.toThrow('boom');
+    await new Promise((resolve) => setImmediate(resolve));
+    await bus.publish(PROJECTED_CHANNEL, { kind: 'marker', seq: -2 });
+    await new Promise<void>((resolve) => {
+      const check = () => (seen.some((s) => s.seq === -2) ? resolve() : setImmediate(check));
+      check();
+    });
+    expect(seen.filter((s) => s.seq >= 0)).toEqual([{ seq: 4, visible: 4 }]);
+    expect(await readCheckpoint(database.db, 'rm')).toBe(4);
+    const rows = await sql<{ n: number }>`select count(*)::int as n from rm.entries`.execute(database.db);
+    expect(rows.rows[0]!.n).toBe(5);
+  });
+
+  it('rebuilds from zero beside the live read models and swaps to an identical copy', async () => {
+    await writeLedger(120);
+    const live = await new Projector({ database, store, projections, schema: 'rm', batchSize: 50 }).init();
+    await live.catchUp();
+    const before = await dump(database, 'rm');
+    await sql`update rm.agents set bio = 'drifted'`.execute(database.db);
+    const progress: number[] = [];
+    const at = await rebuildReadModels({ database, store, projections, schema: 'rm', batchSize: 50, onProgress: (seq) => progress.push(seq) });
+    expect(at).toBe(119);
+    expect(progress).toContain(119);
+    expect(await dump(database, 'rm')).toEqual(before);
+  });
+
+  it('leaves read models identical to a clean rebuild after being killed with SIGKILL again and again', async () => {
+    await writeLedger(1500);
+    const env = {
+      ...process.env,
+      DATABASE_URL: db.url,
+      DATA_DIR: tempDir('projector-kill'),
+      PROJECTOR_BATCH_SIZE: '7',
+      PROJECTOR_HEALTH_PORT: '0',
+      LOG_LEVEL: 'silent',
+      REDIS_URL: '',
+    };
+    const tsx = require.resolve('tsx/cli');
+    const start = (): ChildProcess =>
+      spawn(process.execPath, [tsx, path.join(ROOT, 'apps/projector/src/main.ts')], { env, stdio: 'ignore' });
+    const checkpoint = () => readCheckpoint(database.db, 'rm').catch(() => -1);
+    const until = async (done: (seq: number) => boolean, child: ChildProcess) => {
+      for (;;) {
+        const seq = await checkpoint();
+        if (done(seq)) return seq;
+        if (child.exitCode !== null) throw new Error(`projector exited with ${child.exitCode}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const kills: number[] = [];
+    for (const fraction of [0.15, 0.4, 0.65, 0.85]) {
+      const child = start();
+      const target = Math.floor(1500 * fraction) + Math.floor(Math.random() * 50);
+      await until((seq) => seq >= target, child);
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+      kills.push(await checkpoint());
+    }
+    const last = start();
+    await until((seq) => seq >= 1499, last);
+    last.kill('SIGKILL');
+    await new Promise((resolve) => last.once('exit', resolve));
+    expect(kills.every((seq, i) => i === 0 || seq >= kills[i - 1]!)).toBe(true);
+
+    const clean = await new Projector({ database, store, projections, schema: 'rm_clean', batchSize: 500 }).init();
+    await clean.catchUp();
+    expect(await dump(database, 'rm')).toEqual(await dump(database, 'rm_clean'));
+  }, 180_000);
+});
