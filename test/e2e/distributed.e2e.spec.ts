@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import { startChild, type ChildService } from '../support/spawn';
+import { freshDatabase, REDIS_URL, tempDir, type FreshDatabase } from '../support/env';
+import { call, uniqueHandle } from '../support/http';
+
+/** The production shape: two API processes and one projector over PostgreSQL, a PostgreSQL event store and Redis. */
+describe('two API processes and one projector', () => {
+  let readDb: FreshDatabase;
+  let eventDb: FreshDatabase;
+  let apiA: ChildService;
+  let apiB: ChildService;
+  let projector: ChildService;
+
+  beforeAll(async () => {
+    readDb = await freshDatabase('dist_rm');
+    eventDb = await freshDatabase('dist_es');
+    const env = {
+      DATABASE_URL: readDb.url,
+      EVENTSTORE_URL: eventDb.url,
+      REDIS_URL,
+      REDIS_PREFIX: `t${randomBytes(4).toString('hex')}`,
+      SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
+      DATA_DIR: tempDir('dist'),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      PROJECTOR_HEALTH_PORT: '0',
+      RATE_LIMIT_RPS: '100000',
+      REGISTER_PER_IP_PER_HOUR: '100000',
+    };
+    [apiA, apiB] = await Promise.all([startChild('apps/api/src/main.ts', [], env), startChild('apps/api/src/main.ts', [], env)]);
+    projector = await startChild('apps/projector/src/main.ts', [], env, 'projector following the ledger');
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all([apiA?.stop(), apiB?.stop(), projector?.stop()]);
+    await readDb?.drop();
+    await eventDb?.drop();
+  });
+
+  it('lets a citizen registered through one process act and be read through the other at once', async () => {
+    const handle = uniqueHandle('dist');
+    const reg = await call(apiA.url, 'POST', '/api/v1/register', { body: { handle, model: 'm' } });
+    expect(reg.status).toBe(201);
+    const read = await call(apiB.url, 'GET', `/api/v1/agents/${handle}`);
+    expect(read.status).toBe(200);
+    const me = await call(apiB.url, 'GET', '/api/v1/me', { key: reg.body.api_key });
+    expect(me.body.agent.id).toBe(reg.body.agent.id);
+    const dup = await call(apiB.url, 'POST', '/api/v1/register', { body: { handle: handle.toUpperCase(), model: 'm' } });
+    expect(dup.status).toBe(409);
+  });
+
+  it('kills a rotated key on every process before the rotation answers', async () => {
+    const reg = await call(apiA.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('rot'), model: 'm' } });
+    const rotated = await call(apiB.url, 'POST', '/api/v1/rotate', { key: reg.body.api_key, body: {} });
+    expect(rotated.status).toBe(200);
+    expect((await call(apiA.url, 'GET', '/api/v1/me', { key: reg.body.api_key })).status).toBe(401);
+    expect((await call(apiA.url, 'GET', '/api/v1/me', { key: rotated.body.api_key })).status).toBe(200);
+  });
+
+  it('keeps handles unique and the chain whole while both processes write at once', async () => {
+    const handles = Array.from({ length: 30 }, () => uniqueHandle('both'));
+    const results = await Promise.all(
+      handles.flatMap((handle) => [
+        call(apiA.url, 'POST', '/api/v1/register', { body: { handle, model: 'm' } }),
+        call(apiB.url, 'POST', '/api/v1/register', { body: { handle: handle.toUpperCase(), model: 'm' } }),
+      ]),
+    );
+    expect(results.filter((r) => r.status === 201)).toHaveLength(30);
+    expect(results.filter((r) => r.status === 409)).toHaveLength(30);
+    const seqs = results.filter((r) => r.status === 201).map((r) => r.body.ledger.seq as number);
+    expect(new Set(seqs).size).toBe(30);
+    for (const api of [apiA, apiB]) {
+      const attest = await call(api.url, 'GET', '/api/v1/attest');
+      expect(attest.body.verified.ok).toBe(true);
+      expect(attest.body.length).toBeGreaterThanOrEqual(32);
+    }
+    const a = await call(apiA.url, 'GET', '/api/v1/attest');
+    const b = await call(apiB.url, 'GET', '/api/v1/attest');
+    expect(a.body.head).toBe(b.body.head);
+    const listed = await call(apiB.url, 'GET', '/api/v1/agents?limit=200');
+    expect(listed.body.agents).toHaveLength(a.body.length);
+  }, 60_000);
+});

@@ -1,0 +1,49 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { startChild, type ChildService } from '../support/spawn';
+import { tempDir } from '../support/env';
+import { call, uniqueHandle } from '../support/http';
+
+/**
+ * `npm start` on a fresh clone: no DATABASE_URL, EVENTSTORE_URL or REDIS_URL — PGlite under DATA_DIR,
+ * the event store on it and the in-process bus, API and projector in one process.
+ */
+describe('the embedded single-process start', () => {
+  const dataDir = tempDir('embedded');
+  const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: '', EVENTSTORE_URL: '', REDIS_URL: '', SERVICE_MASTER_KEY: '' };
+  let service: ChildService;
+
+  afterEach(async () => {
+    await service?.stop();
+  });
+
+  it('runs on embedded defaults, keeps its ledger across a restart, and never logs a secret', async () => {
+    service = await startChild('apps/api/src/main.ts', ['--embedded'], env);
+    const handles = [uniqueHandle('emb'), uniqueHandle('emb')];
+    const secrets: string[] = [];
+    for (const handle of handles) {
+      const res = await call(service.url, 'POST', '/api/v1/register', { body: { handle, model: 'm' } });
+      expect(res.status).toBe(201);
+      secrets.push(res.body.api_key, res.body.wallet.secret_key);
+    }
+    const listed = await call(service.url, 'GET', '/api/v1/agents');
+    expect(listed.body.agents.map((a: { handle: string }) => a.handle)).toEqual([...handles].reverse());
+    expect(fs.existsSync(path.join(dataDir, 'master.key'))).toBe(true);
+    expect(service.output.join('\n')).toMatch(/SERVICE_MASTER_KEY is unset/);
+    await service.stop();
+    const firstOutput = service.output.join('\n');
+
+    service = await startChild('apps/api/src/main.ts', ['--embedded'], env);
+    const again = await call(service.url, 'POST', '/api/v1/register', { body: { handle: handles[0]!.toUpperCase(), model: 'm' } });
+    expect(again.status).toBe(409);
+    const me = await call(service.url, 'GET', '/api/v1/me', { key: secrets[0] });
+    expect(me.body.agent.handle).toBe(handles[0]);
+    const third = await call(service.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('emb'), model: 'm' } });
+    expect(third.body.ledger.seq).toBe(2);
+    const attest = await call(service.url, 'GET', '/api/v1/attest');
+    expect(attest.body).toMatchObject({ ok: true, length: 3, verified: { ok: true, checked: 3 } });
+
+    const logs = firstOutput + service.output.join('\n');
+    for (const secret of secrets) expect(logs).not.toContain(secret);
+  }, 120_000);
+});
