@@ -112,7 +112,8 @@ describe('identity, over HTTP against PostgreSQL and Redis', () => {
     expect(bearer.body.stats.ledger_events).toBe(1);
     const header = await call(base, 'GET', '/api/v1/me', { headers: { 'x-api-key': body.api_key } });
     expect(header.body.agent.id).toBe(body.agent.id);
-    for (const headers of [{}, { authorization: 'Bearer svc_sk_unknown' }, { authorization: body.api_key }, { 'x-api-key': 'nope' }]) {
+    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer svc_sk_unknown' }, { authorization: body.api_key }, { 'x-api-key': 'nope' }];
+    for (const headers of attempts) {
       const res = await call(base, 'GET', '/api/v1/me', { headers });
       expect(res.status).toBe(401);
       expect(res.body.error.code).toBe('unauthorized');
