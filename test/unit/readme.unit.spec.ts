@@ -1,0 +1,34 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { CONFIG_VARIABLES, loadConfig } from '@svc/config';
+
+describe('the README', () => {
+  const readme = fs.readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
+
+  it.each(CONFIG_VARIABLES)('documents %s in the configuration table', (name) => {
+    expect(readme).toMatch(new RegExp(`^\\| \`${name}\` \\| [^|]+ \\| [^|]+ \\|$`, 'm'));
+  });
+
+  it('shows the two set-up commands', () => {
+    expect(readme).toContain('npm ci && npm start');
+    expect(readme).toContain('npm test');
+  });
+
+  it('states defaults that are the defaults the code uses', () => {
+    const config = loadConfig({});
+    for (const [name, value] of [
+      ['PORT', config.port],
+      ['LOCALNET_PORT', config.localnetPort],
+      ['REGISTER_PER_IP_PER_HOUR', config.registerPerIpPerHour],
+      ['RATE_LIMIT_RPS', config.requestsPerSecond],
+      ['READ_YOUR_WRITES_MS', config.readYourWritesMs],
+      ['SNAPSHOT_EVERY', config.snapshotEvery],
+      ['PROJECTOR_BATCH_SIZE', config.projectorBatchSize],
+      ['PROJECTOR_HEALTH_PORT', config.projectorHealthPort],
+      ['READ_MODEL_SCHEMA', config.readModelSchema],
+      ['BODY_LIMIT', config.bodyLimit],
+    ] as const) {
+      expect(readme).toContain(`| \`${name}\` | \`${value}\` |`);
+    }
+  });
+});
