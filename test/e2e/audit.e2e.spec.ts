@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { startServer, type RunningServer } from '../../apps/api/src/server';
@@ -27,6 +28,16 @@ function runAudit(...args: string[]): Promise<Run> {
     execFile(process.execPath, [require.resolve('tsx/cli'), AUDIT_SCRIPT, ...args], { timeout: 50_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
       resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A port that was just free: connecting to it is refused. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close((error) => (error ? reject(error) : resolve(port)));
     });
   });
 }
@@ -120,9 +131,8 @@ describe('npm run audit', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--url is required');
 
-    // A port nothing listens on: the server's own, once closed, would race other tests; port 9 (discard) is safe to refuse.
-    const unreachable = await runAudit('--url', 'http://127.0.0.1:9');
+    const unreachable = await runAudit('--url', `http://127.0.0.1:${await closedPort()}`);
     expect(unreachable.code).toBe(2);
-    expect(unreachable.stderr).toContain('failed after 3 retries');
+    expect(unreachable.stderr).toMatch(/failed after 3 retries: ECONNREFUSED/);
   });
 });
