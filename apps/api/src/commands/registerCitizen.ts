@@ -45,15 +45,12 @@ export async function registerCitizen(services: Services, input: RegisterInput) 
   const agentId = `agent_${ulid()}`;
   const apiKey = newApiKey();
   await services.vault.addCredential({ agentId, apiKey, walletSecret: secretKey });
-  const outcome = await services.writer
-    .execute({
-      type: 'RegisterCitizen',
-      data: { agent_id: agentId, handle: input.handle, model: input.model, bio: input.bio, wallet, custody: input.custody },
-    })
-    .catch(async (error) => {
-      await services.vault.removeCredential(agentId).catch(() => undefined);
-      throw error;
-    });
+  // If the append fails ambiguously the credential stays: it may belong to an entry that did land,
+  // and a credential without a ledger entry authenticates nobody.
+  const outcome = await services.writer.execute({
+    type: 'RegisterCitizen',
+    data: { agent_id: agentId, handle: input.handle, model: input.model, bio: input.bio, wallet, custody: input.custody },
+  });
   if (!outcome.ok) {
     await services.vault.removeCredential(agentId);
     throw fromRejection(outcome.rejection);
