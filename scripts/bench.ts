@@ -1,0 +1,242 @@
+/**
+ * `npm run bench`: POST /api/v1/register on the real service (ledger chain and projector running)
+ * against a plain express route doing one INSERT, each in its own child process, 64 concurrent
+ * clients, rounds alternated. Prints a table and writes the figures to .bench/bench-<timestamp>.json.
+ *
+ * BENCH_SECONDS (10) measured seconds per round, BENCH_WARMUP_SECONDS (2), BENCH_ROUNDS (2 per target),
+ * BENCH_CPU_PROF=1 writes a V8 CPU profile of each server child to .bench/profiles/. The service's own
+ * variables not set here (PROJECTOR_BATCH_SIZE, SNAPSHOT_EVERY, ...) pass through to it from this shell.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Redis from 'ioredis';
+import { REDIS_URL, freshDatabase, tempDir } from '../test/support/env';
+import { startChild, type Child } from './bench/children';
+import { ProjectionLag } from './bench/lag';
+import { runLoad, type LoadOptions } from './bench/load';
+import { formatReport, summarise, type RoundFigures, type Target } from './bench/report';
+import { distribution } from './bench/stats';
+
+const ROOT = path.resolve(__dirname, '..');
+const OUT_DIR = path.join(ROOT, '.bench');
+
+function setting(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+const SECONDS = setting('BENCH_SECONDS', 10, 1);
+const WARMUP_SECONDS = setting('BENCH_WARMUP_SECONDS', 2, 0);
+const ROUNDS = Math.floor(setting('BENCH_ROUNDS', 2, 1));
+const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
+const CLIENTS = 64;
+const MAX_REQUESTS_PER_ROUND = 2_000_000;
+const REQUEST_TIMEOUT_MS = 10_000;
+/** How long after a subject round the projector may take to announce the last answered seq. */
+const LAG_WAIT_MS = 30_000;
+const STARTUP_TIMEOUT_MS = 90_000;
+const PATH = '/api/v1/register';
+
+/** Steps to undo, run last-registered first, each attempted whatever the others do. */
+class Cleanup {
+  private readonly steps: Array<{ what: string; run(): Promise<unknown> | unknown }> = [];
+  private running?: Promise<void>;
+
+  add(what: string, run: () => Promise<unknown> | unknown): void {
+    this.steps.push({ what, run });
+  }
+
+  run(): Promise<void> {
+    this.running ??= (async () => {
+      for (const step of this.steps.splice(0).reverse()) {
+        try {
+          await step.run();
+        } catch (error) {
+          console.error(`cleanup: ${step.what} failed:`, error instanceof Error ? error.message : error);
+        }
+      }
+    })();
+    return this.running;
+  }
+}
+
+/** Unique handles (2-31 chars of [A-Za-z0-9_-]) per target, across its rounds. */
+function registrations(): () => string {
+  let n = 0;
+  return () => JSON.stringify({ handle: `b_${(n++).toString(36)}`, model: 'bench' });
+}
+
+async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  redis.on('error', () => undefined);
+  try {
+    const stream = redis.scanStream({ match: `${prefix}:*`, count: 500 });
+    for await (const keys of stream as AsyncIterable<string[]>) if (keys.length) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function main(cleanup: Cleanup): Promise<void> {
+  const startedAt = new Date();
+  // Other work on the machine skews both targets; the load average at the start says how much there was.
+  const loadAverage = os.loadavg().map((n) => Number(n.toFixed(2)));
+  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const dataDir = tempDir('bench');
+  cleanup.add('remove the data directory', () => fs.rmSync(dataDir, { recursive: true, force: true }));
+  cleanup.add('delete the Redis keys', () => deleteRedisKeys(REDIS_URL, prefix));
+
+  const ledgerDb = await freshDatabase('bench_ledger');
+  cleanup.add(`drop database ${ledgerDb.name}`, () => ledgerDb.drop());
+  const baselineDb = await freshDatabase('bench_baseline');
+  cleanup.add(`drop database ${baselineDb.name}`, () => baselineDb.drop());
+
+  const lag = new ProjectionLag(REDIS_URL, `${prefix}:projected`);
+  cleanup.add('close the Redis subscriber', () => lag.close());
+  await lag.start();
+
+  const nodeFlags = CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(OUT_DIR, 'profiles')}`] : [];
+  const common = { cwd: ROOT, nodeFlags, startupTimeoutMs: STARTUP_TIMEOUT_MS };
+  const children: Record<Target, Child> = {
+    subject: await startChild({
+      ...common,
+      name: 'ledger',
+      entry: path.join(__dirname, 'bench', 'serveLedger.ts'),
+      env: {
+        ...process.env,
+        DATABASE_URL: ledgerDb.url,
+        // Empty means unset: the event store lives in DATABASE_URL, whatever this shell exports.
+        EVENTSTORE_URL: '',
+        REDIS_URL,
+        REDIS_PREFIX: prefix,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_RPS: '1000000',
+        REGISTER_PER_IP_PER_HOUR: '100000000',
+        DATA_DIR: dataDir,
+        SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
+      },
+    }).then((child) => (cleanup.add('stop the ledger server', () => child.stop()), child)),
+    baseline: await startChild({
+      ...common,
+      name: 'baseline',
+      entry: path.join(__dirname, 'bench', 'serveBaseline.ts'),
+      env: { ...process.env, DATABASE_URL: baselineDb.url, PORT: '0', HOST: '127.0.0.1' },
+    }).then((child) => (cleanup.add('stop the baseline server', () => child.stop()), child)),
+  };
+
+  const bodies: Record<Target, () => string> = { baseline: registrations(), subject: registrations() };
+  const base: Omit<LoadOptions, 'url' | 'body' | 'check'> = {
+    path: PATH,
+    clients: CLIENTS,
+    warmupMs: WARMUP_SECONDS * 1000,
+    durationMs: SECONDS * 1000,
+    maxRequests: MAX_REQUESTS_PER_ROUND,
+    timeoutMs: REQUEST_TIMEOUT_MS,
+  };
+
+  const rounds: RoundFigures[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const target of ['baseline', 'subject'] as const) {
+      process.stderr.write(`round ${round}/${ROUNDS}: ${target} (${WARMUP_SECONDS} s warm-up + ${SECONDS} s) ... `);
+      const answers: Array<{ at: number; seq: number }> = [];
+      let lastSeq = -1;
+      const result = await runLoad({
+        ...base,
+        url: children[target].url,
+        body: bodies[target],
+        check:
+          target === 'subject'
+            ? (status, body, at, measured) => {
+                if (status !== 201) return `HTTP ${status} (expected 201)`;
+                const seq = ledgerSeq(body);
+                if (seq === undefined) return 'no ledger.seq in the answer';
+                lastSeq = Math.max(lastSeq, seq);
+                if (measured) answers.push({ at, seq });
+                return undefined;
+              }
+            : undefined,
+      });
+      const errorCount = Object.values(result.errors).reduce((a, b) => a + b, 0);
+      const figures: RoundFigures = {
+        target,
+        round,
+        requests: result.requests,
+        ok: result.ok,
+        errorCount,
+        errors: result.errors,
+        errorSamples: result.errorSamples,
+        sent: result.sent,
+        elapsedMs: result.elapsedMs,
+        rps: (result.ok / result.elapsedMs) * 1000,
+        latencyMs: distribution(result.latenciesMs),
+      };
+      if (target === 'subject') {
+        // Also keeps a projector backlog from running into the next baseline round.
+        const caughtUp = await lag.waitFor(lastSeq, LAG_WAIT_MS);
+        const lags = lag.lags(answers);
+        figures.lag = { ms: distribution(lags.lagsMs), unmatched: lags.unmatched, caughtUp };
+      }
+      rounds.push(figures);
+      process.stderr.write(`${figures.rps.toFixed(0)} req/s, ${errorCount} errors\n`);
+    }
+  }
+
+  const summary = summarise(rounds);
+  const title =
+    `POST ${PATH}: ${CLIENTS} clients, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured per round, ` +
+    `${ROUNDS} round(s) per target alternated; ${os.cpus().length} CPUs, load average ${loadAverage.join(' ')} at start, node ${process.version}`;
+  console.log(`\n${formatReport(title, rounds, summary)}`);
+
+  fs.mkdirSync(OUT_DIR, { recursive: true });
+  const file = path.join(OUT_DIR, `bench-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  const settings = { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, requestTimeoutMs: REQUEST_TIMEOUT_MS, path: PATH };
+  const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryBytes: os.totalmem(), node: process.version, platform: process.platform, loadAverage };
+  fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings, machine, rounds, summary }, null, 2)}\n`);
+  console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
+}
+
+function ledgerSeq(body: string): number | undefined {
+  try {
+    const seq = (JSON.parse(body) as { ledger?: { seq?: unknown } }).ledger?.seq;
+    return typeof seq === 'number' ? seq : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const cleanup = new Cleanup();
+// Everything is bounded on its own; this catches what is not (a hung child, a stuck connection).
+const limitMs = STARTUP_TIMEOUT_MS * 2 + ROUNDS * 2 * ((WARMUP_SECONDS + SECONDS) * 1000 + REQUEST_TIMEOUT_MS) + ROUNDS * LAG_WAIT_MS + 60_000;
+const watchdog = setTimeout(() => {
+  console.error(`bench: still running after ${Math.round(limitMs / 1000)} s; giving up`);
+  void cleanup.run().finally(() => process.exit(1));
+}, limitMs);
+// `on`, not `once`: tsx repeats a signal the child is slow to acknowledge, and with no listener left
+// that second one would end the process before the databases are dropped.
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`bench: ${signal}, cleaning up`);
+    void cleanup.run().finally(() => process.exit(130));
+  });
+}
+
+main(cleanup)
+  .then(
+    () => cleanup.run(),
+    async (error) => {
+      console.error('bench failed:', error instanceof Error ? (error.stack ?? error.message) : error);
+      await cleanup.run();
+      process.exitCode = 1;
+    },
+  )
+  .finally(() => clearTimeout(watchdog));
