@@ -73,13 +73,13 @@ export class Projector {
     const applied = await db.transaction().execute(async (trx) => {
       const current = await sql<{ seq: number }>`select seq from ${sql.raw(s)}.checkpoints where name = ${CHECKPOINT} for update`.execute(trx);
       const from = Number(current.rows[0]?.seq ?? -1);
-      const entries = batch.filter((e) => e.revision > from).map((e) => JSON.parse(e.data) as LedgerEntry);
+      const fresh = batch.filter((e) => e.revision > from).map((e) => ({ entry: JSON.parse(e.data) as LedgerEntry, bytes: e.data }));
+      const entries = fresh.map((p) => p.entry);
       if (entries.length === 0) return { entries, to: from };
       if (entries[0]!.seq !== from + 1) throw new Error(`gap: checkpoint ${from}, next entry ${entries[0]!.seq}`);
-      for (const entry of entries) {
-        for (const projection of this.options.projections) {
-          if (handles(projection, entry.type)) await projection.apply(trx, this.schema, entry);
-        }
+      for (const projection of this.options.projections) {
+        const mine = fresh.filter((p) => handles(projection, p.entry.type));
+        if (mine.length > 0) await projection.apply(trx, this.schema, mine);
       }
       const to = entries[entries.length - 1]!.seq;
       const moved = await trx

@@ -79,8 +79,8 @@ describe('the projector', () => {
       name: 'fails-at-7',
       canHandle: '*',
       migrations: [],
-      async apply(_trx, _schema, entry) {
-        if (entry.seq === 7) throw new Error('boom');
+      async apply(_trx, _schema, entries) {
+        if (entries.some(({ entry }) => entry.seq === 7)) throw new Error('boom');
       },
     };
     const projector = await new Projector({ database, store, bus, projections: [...projections, failing], schema: 'rm' }).init();
@@ -122,9 +122,10 @@ describe('the projector', () => {
       LOG_LEVEL: 'silent',
       REDIS_URL: '',
     };
-    const tsx = require.resolve('tsx/cli');
+    // `node --import tsx`, not the tsx CLI: the CLI runs the script in a second process that a
+    // SIGKILL of the first would leave running.
     const start = (): ChildProcess =>
-      spawn(process.execPath, [tsx, path.join(ROOT, 'apps/projector/src/main.ts')], { env, stdio: 'ignore' });
+      spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/projector/src/main.ts')], { cwd: ROOT, env, stdio: 'ignore' });
     const checkpoint = () => readCheckpoint(database.db, 'rm').catch(() => -1);
     const until = async (done: (seq: number) => boolean, child: ChildProcess) => {
       for (;;) {

@@ -11,7 +11,10 @@ export interface ChildService {
   stop(): Promise<void>;
 }
 
-/** Runs an entry file as `npm start` would (tsx, a separate process) and waits for its "listening" line. */
+/**
+ * Runs an entry file in its own process, as `npm start` would, and waits for its ready line. It runs
+ * under `node --import tsx` so that a signal reaches the service itself, not a wrapper.
+ */
 export async function startChild(
   entry: string,
   args: string[],
@@ -19,7 +22,7 @@ export async function startChild(
   ready = 'service listening',
   readyTimeoutMs = 60_000,
 ): Promise<ChildService> {
-  const child = spawn(process.execPath, [require.resolve('tsx/cli'), path.join(ROOT, entry), ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env } as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { GENESIS_HASH, canonicalJson, checkStoredEntry, encodeEntry, entryHash, sealEntry } from '@svc/ledger';
+import { GENESIS_HASH, canonicalJson, checkStoredEntry, encodeEntry, entryHash, sealAndEncode, sealEntry } from '@svc/ledger';
 
 describe('the hash chain', () => {
   const first = sealEntry(GENESIS_HASH, { seq: 0, type: 'CitizenRegistered', at: 1700000000000, actor: 'agent_1', data: { handle: 'alice', n: 1.5 } });
@@ -40,5 +40,22 @@ describe('the hash chain', () => {
   it('gives a different hash for any change of content', () => {
     const changed = entryHash(GENESIS_HASH, { ...first, data: { handle: 'alice', n: 1.25 } });
     expect(changed).not.toBe(first.hash);
+  });
+});
+
+describe('sealing and encoding in one pass', () => {
+  it.each([
+    [{ handle: 'alice', n: 1.5, nested: { z: [1, 'two', null], a: true }, 'ü': 'é\u2028"\\' }],
+    [{}],
+    [{ big: 1e21, small: 1e-7, neg: -0, unicode: '😀' }],
+  ])('gives the same entry and bytes as sealing then encoding: %j', (data) => {
+    const unhashed = { seq: 41, type: 'Something"Odd', at: 1700000000123, actor: 'agent_\u0001', data };
+    const prev = 'ab'.repeat(32);
+    const { entry, bytes } = sealAndEncode(prev, unhashed);
+    expect(entry).toEqual(sealEntry(prev, unhashed));
+    expect(bytes).toBe(encodeEntry(sealEntry(prev, unhashed)));
+    const check = checkStoredEntry(bytes, 41, prev);
+    // JSON has no -0: the stored entry reads back as 0, which is the same JSON.
+    expect(check.ok && canonicalJson(check.entry)).toBe(canonicalJson(entry));
   });
 });

@@ -38,6 +38,23 @@ export function sealEntry(prev: string, entry: UnhashedEntry): LedgerEntry {
   return { ...entry, prev, hash: entryHash(prev, entry) } as LedgerEntry;
 }
 
+/**
+ * Seals an entry and gives its stored bytes, canonicalising each part once: the hashed body and the
+ * stored entry share every member but `prev` and `hash`. Keys are fixed ASCII, so their RFC 8785
+ * order is plain sorting: actor, at, data, (hash), (prev), seq, type.
+ */
+export function sealAndEncode(prev: string, entry: UnhashedEntry): { entry: LedgerEntry; bytes: string } {
+  const actor = `"actor":${canonicalJson(entry.actor)}`;
+  const at = `"at":${canonicalJson(entry.at)}`;
+  const data = `"data":${canonicalJson(entry.data)}`;
+  const seq = `"seq":${canonicalJson(entry.seq)}`;
+  const type = `"type":${canonicalJson(entry.type)}`;
+  const body = `{${actor},${at},${data},${seq},${type}}`;
+  const hash = createHash('sha256').update(prev).update('\n').update(body).digest('hex');
+  const bytes = `{${actor},${at},${data},"hash":"${hash}","prev":${canonicalJson(prev)},${seq},${type}}`;
+  return { entry: { ...entry, prev, hash } as LedgerEntry, bytes };
+}
+
 /** The bytes the event store keeps for an entry: its canonical JSON, so any changed byte is detectable. */
 export function encodeEntry(entry: LedgerEntry): string {
   return canonicalJson(entry);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GENESIS_HASH, encodeEntry, sealEntry, type LedgerEntry } from './chain';
+import { GENESIS_HASH, sealAndEncode, type LedgerEntry } from './chain';
 import { type EventStore, WrongExpectedRevisionError } from './eventStore';
 import type { SnapshotStore } from './snapshotStore';
 
@@ -154,6 +154,7 @@ export class LedgerWriter<S, C> {
       journal.begin();
       const outcomes: CommandOutcome[] = [];
       const entries: LedgerEntry[] = [];
+      const encoded: string[] = [];
       let prev = this.headHash;
       let at = Math.max(this.now(), this.headAt);
       try {
@@ -165,9 +166,10 @@ export class LedgerWriter<S, C> {
           }
           const mine: LedgerEntry[] = [];
           for (const event of decision.events) {
-            const entry = sealEntry(prev, { seq: this.headSeq + 1 + entries.length, type: event.type, at, actor: event.actor, data: event.data });
+            const { entry, bytes } = sealAndEncode(prev, { seq: this.headSeq + 1 + entries.length, type: event.type, at, actor: event.actor, data: event.data });
             this.model.evolve(this.state, entry);
             entries.push(entry);
+            encoded.push(bytes);
             mine.push(entry);
             prev = entry.hash;
           }
@@ -184,7 +186,7 @@ export class LedgerWriter<S, C> {
         return;
       }
       try {
-        await this.appendWithRetry(entries);
+        await this.appendWithRetry(entries, encoded);
       } catch (error) {
         journal.rollback();
         if (error instanceof WrongExpectedRevisionError && attempt < MAX_CONFLICT_RETRIES) {
@@ -213,8 +215,8 @@ export class LedgerWriter<S, C> {
   }
 
   /** An ambiguous store error is retried with the same event ids, so an append that did land is not doubled. */
-  private async appendWithRetry(entries: LedgerEntry[]): Promise<void> {
-    const events = entries.map((entry) => ({ id: randomUUID(), type: entry.type, data: encodeEntry(entry) }));
+  private async appendWithRetry(entries: LedgerEntry[], encoded: string[]): Promise<void> {
+    const events = entries.map((entry, i) => ({ id: randomUUID(), type: entry.type, data: encoded[i]! }));
     const expected = this.headSeq === -1 ? 'no_stream' : this.headSeq;
     for (let attempt = 0; ; attempt++) {
       try {

@@ -72,20 +72,20 @@ export class PostgresEventStore implements EventStore {
     const result = await this.database.db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(hashtext(${'es:' + stream}))`.execute(trx);
       const head = await this.headIn(trx, stream);
-      if (events.length > 0) {
-        const found = await trx
+      const ok = expected === 'any' || (expected === 'no_stream' ? head === -1 : head === expected);
+      if (!ok) {
+        // Only a writer that is behind gets here, so the idempotency check costs nothing on the happy path.
+        const found = events.length === 0 ? [] : await trx
           .selectFrom(this.events)
           .select(['revision', 'event_id'])
           .where('event_id', 'in', events.map((e) => e.id))
           .execute();
-        if (found.length === events.length) {
+        if (found.length > 0 && found.length === events.length) {
           return { nextRevision: Math.max(...found.map((r) => Number(r.revision))), duplicate: true };
         }
         if (found.length > 0) throw new Error(`append to ${stream}: some event ids are already stored, others are not`);
+        throw new WrongExpectedRevisionError(stream, expected, head === -1 ? 'no_stream' : head);
       }
-      const ok =
-        expected === 'any' || (expected === 'no_stream' ? head === -1 : head === expected);
-      if (!ok) throw new WrongExpectedRevisionError(stream, expected, head === -1 ? 'no_stream' : head);
       for (let i = 0; i < events.length; i += INSERT_CHUNK) {
         const rows = events.slice(i, i + INSERT_CHUNK).map((e, j) => ({
           stream,

@@ -1,6 +1,6 @@
 import { execAll } from '@svc/readmodel';
 import type { CitizenRegisteredData } from '@svc/domain';
-import type { Projection } from '../projection';
+import { chunks, type Projection } from '../projection';
 
 /** Citizens as the public sees them: profile, wallet, karma. */
 export const agentsProjection: Projection = {
@@ -26,27 +26,23 @@ export const agentsProjection: Projection = {
         ]),
     },
   ],
-  async apply(trx, schema, entry) {
-    switch (entry.type) {
-      case 'CitizenRegistered': {
-        const d = entry.data as unknown as CitizenRegisteredData;
-        await trx
-          .insertInto(`${schema}.agents`)
-          .values({
-            agent_id: d.agent_id,
-            handle: d.handle,
-            handle_lower: d.handle.toLowerCase(),
-            model: d.model,
-            bio: d.bio,
-            wallet: d.wallet,
-            custody: d.custody,
-            registered_seq: entry.seq,
-            created_at: entry.at,
-          })
-          .onConflict((oc) => oc.column('agent_id').doNothing())
-          .execute();
-        return;
-      }
+  async apply(trx, schema, entries) {
+    const rows = entries.map(({ entry }) => {
+      const d = entry.data as unknown as CitizenRegisteredData;
+      return {
+        agent_id: d.agent_id,
+        handle: d.handle,
+        handle_lower: d.handle.toLowerCase(),
+        model: d.model,
+        bio: d.bio,
+        wallet: d.wallet,
+        custody: d.custody,
+        registered_seq: entry.seq,
+        created_at: entry.at,
+      };
+    });
+    for (const part of chunks(rows)) {
+      await trx.insertInto(`${schema}.agents`).values(part).onConflict((oc) => oc.column('agent_id').doNothing()).execute();
     }
   },
 };

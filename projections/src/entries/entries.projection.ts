@@ -1,7 +1,6 @@
-import { encodeEntry } from '@svc/ledger';
 import { kindOf } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import type { Projection } from '../projection';
+import { chunks, type Projection } from '../projection';
 
 /** Every ledger entry with its hash, for /changes, /record and anyone re-verifying the chain. */
 export const entriesProjection: Projection = {
@@ -25,19 +24,24 @@ export const entriesProjection: Projection = {
         ]),
     },
   ],
-  async apply(trx, schema, entry) {
-    await trx
-      .insertInto(`${schema}.entries`)
-      .values({
-        seq: entry.seq,
-        type: entry.type,
-        kind: kindOf(entry.type),
-        at: entry.at,
-        actor: entry.actor,
-        hash: entry.hash,
-        body: encodeEntry(entry),
-      })
-      .onConflict((oc) => oc.column('seq').doNothing())
-      .execute();
+  async apply(trx, schema, entries) {
+    for (const part of chunks(entries)) {
+      await trx
+        .insertInto(`${schema}.entries`)
+        .values(
+          part.map(({ entry, bytes }) => ({
+            seq: entry.seq,
+            type: entry.type,
+            kind: kindOf(entry.type),
+            at: entry.at,
+            actor: entry.actor,
+            hash: entry.hash,
+            // The stored canonical bytes, so what /changes serves re-hashes exactly.
+            body: bytes,
+          })),
+        )
+        .onConflict((oc) => oc.column('seq').doNothing())
+        .execute();
+    }
   },
 };

@@ -43,14 +43,22 @@ function createLimiters(services: Services): Limiters {
   const { config } = services;
   const rps = config.requestsPerSecond;
   const perHour = config.registerPerIpPerHour;
+  // The request rate is counted per process: a Redis round trip on every request would cost more
+  // than the limit protects. Registrations are counted in Redis when there is one, so that two API
+  // processes still hold one address to one limit.
+  const requests = new RateLimiterMemory({ points: rps * 10, duration: 10 });
   if (config.redisUrl) {
-    // Shared through Redis, so two API processes enforce one limit.
     const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     client.on('error', () => undefined);
-    const insurance = { requests: new RateLimiterMemory({ points: rps * 10, duration: 10 }), registrations: new RateLimiterMemory({ points: perHour, duration: 3600 }) };
     return {
-      requests: new RateLimiterRedis({ storeClient: client, keyPrefix: `${config.redisPrefix}:rl:req`, points: rps * 10, duration: 10, insuranceLimiter: insurance.requests }),
-      registrations: new RateLimiterRedis({ storeClient: client, keyPrefix: `${config.redisPrefix}:rl:reg`, points: perHour, duration: 3600, insuranceLimiter: insurance.registrations }),
+      requests,
+      registrations: new RateLimiterRedis({
+        storeClient: client,
+        keyPrefix: `${config.redisPrefix}:rl:reg`,
+        points: perHour,
+        duration: 3600,
+        insuranceLimiter: new RateLimiterMemory({ points: perHour, duration: 3600 }),
+      }),
       ready: new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 5000);
         client.once('ready', () => {
@@ -62,7 +70,7 @@ function createLimiters(services: Services): Limiters {
     };
   }
   return {
-    requests: new RateLimiterMemory({ points: rps * 10, duration: 10 }),
+    requests,
     registrations: new RateLimiterMemory({ points: perHour, duration: 3600 }),
     ready: Promise.resolve(),
     close: () => undefined,
@@ -109,17 +117,21 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     res.setHeader('X-Request-Id', id);
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: log,
-      genReqId: (req) => (req as unknown as { id: string }).id,
-      quietReqLogger: true,
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url.replace(/([?&](?:key|api_key)=)[^&]*/gi, '$1[redacted]') }),
-      },
-    }),
-  );
+  // A request log line per request at info and below; above it, errors still carry the request id.
+  if (log.isLevelEnabled('info')) {
+    app.use(
+      pinoHttp({
+        logger: log,
+        genReqId: (req) => (req as unknown as { id: string }).id,
+        quietReqLogger: true,
+        autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
+        serializers: {
+          req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+          res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        },
+      }),
+    );
+  }
   app.use(cors({ origin: '*', exposedHeaders: ['ETag', 'X-Request-Id', 'Retry-After'], maxAge: 600 }));
 
   // Bodies: JSON only. An empty body is an empty object.
@@ -240,7 +252,7 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     }
     if (type === 'request.aborted') return;
     const id = (req as Request & { id?: string }).id ?? 'unknown';
-    req.log?.error({ err: error }, 'request failed');
+    log.error({ err: error, reqId: id, method: req.method, url: req.path }, 'request failed');
     sendError(res, new ApiError(500, 'internal', `internal error; quote request id ${id} when reporting it`, { request_id: id }));
   });
 
