@@ -4,7 +4,8 @@
  * clients, rounds alternated. Prints a table and writes the figures to .bench/bench-<timestamp>.json.
  *
  * BENCH_SECONDS (10) measured seconds per round, BENCH_WARMUP_SECONDS (2), BENCH_ROUNDS (2 per target),
- * BENCH_CPU_PROF=1 writes a V8 CPU profile of each server child to .bench/profiles/. The service's own
+ * BENCH_CPU_PROF=1 writes a V8 CPU profile of each server child to .bench/profiles/. BENCH_SPLIT=1 runs
+ * the projector in its own process (the production shape) instead of inside the API process. The service's own
  * variables not set here (PROJECTOR_BATCH_SIZE, SNAPSHOT_EVERY, ...) pass through to it from this shell.
  */
 import { randomBytes } from 'node:crypto';
@@ -34,6 +35,7 @@ const SECONDS = setting('BENCH_SECONDS', 10, 1);
 const WARMUP_SECONDS = setting('BENCH_WARMUP_SECONDS', 2, 0);
 const ROUNDS = Math.floor(setting('BENCH_ROUNDS', 2, 1));
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
+const SPLIT = process.env.BENCH_SPLIT === '1';
 const CLIENTS = 64;
 const MAX_REQUESTS_PER_ROUND = 2_000_000;
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -102,26 +104,28 @@ async function main(cleanup: Cleanup): Promise<void> {
 
   const nodeFlags = CPU_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.join(OUT_DIR, 'profiles')}`] : [];
   const common = { cwd: ROOT, nodeFlags, startupTimeoutMs: STARTUP_TIMEOUT_MS };
+  const serviceEnv = {
+    ...process.env,
+    DATABASE_URL: ledgerDb.url,
+    // Empty means unset: the event store lives in DATABASE_URL, whatever this shell exports.
+    EVENTSTORE_URL: '',
+    REDIS_URL,
+    REDIS_PREFIX: prefix,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_RPS: '1000000',
+    REGISTER_PER_IP_PER_HOUR: '100000000',
+    DATA_DIR: dataDir,
+    SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
+    BENCH_SPLIT: SPLIT ? '1' : '0',
+  };
   const children: Record<Target, Child> = {
     subject: await startChild({
       ...common,
       name: 'ledger',
       entry: path.join(__dirname, 'bench', 'serveLedger.ts'),
-      env: {
-        ...process.env,
-        DATABASE_URL: ledgerDb.url,
-        // Empty means unset: the event store lives in DATABASE_URL, whatever this shell exports.
-        EVENTSTORE_URL: '',
-        REDIS_URL,
-        REDIS_PREFIX: prefix,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'warn',
-        RATE_LIMIT_RPS: '1000000',
-        REGISTER_PER_IP_PER_HOUR: '100000000',
-        DATA_DIR: dataDir,
-        SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
-      },
+      env: serviceEnv,
     }).then((child) => (cleanup.add('stop the ledger server', () => child.stop()), child)),
     baseline: await startChild({
       ...common,
@@ -130,6 +134,11 @@ async function main(cleanup: Cleanup): Promise<void> {
       env: { ...process.env, DATABASE_URL: baselineDb.url, PORT: '0', HOST: '127.0.0.1' },
     }).then((child) => (cleanup.add('stop the baseline server', () => child.stop()), child)),
   };
+
+  if (SPLIT) {
+    const projector = await startChild({ ...common, name: 'projector', entry: path.join(__dirname, 'bench', 'serveProjector.ts'), env: serviceEnv });
+    cleanup.add('stop the projector', () => projector.stop());
+  }
 
   const bodies: Record<Target, () => string> = { baseline: registrations(), subject: registrations() };
   const base: Omit<LoadOptions, 'url' | 'body' | 'check'> = {
@@ -191,12 +200,12 @@ async function main(cleanup: Cleanup): Promise<void> {
   const summary = summarise(rounds);
   const title =
     `POST ${PATH}: ${CLIENTS} clients, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured per round, ` +
-    `${ROUNDS} round(s) per target alternated; ${os.cpus().length} CPUs, load average ${loadAverage.join(' ')} at start, node ${process.version}`;
+    `${ROUNDS} round(s) per target alternated; projector ${SPLIT ? 'in its own process' : 'in the API process'}; ${os.cpus().length} CPUs, load average ${loadAverage.join(' ')} at start, node ${process.version}`;
   console.log(`\n${formatReport(title, rounds, summary)}`);
 
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const file = path.join(OUT_DIR, `bench-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
-  const settings = { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, requestTimeoutMs: REQUEST_TIMEOUT_MS, path: PATH };
+  const settings = { split: SPLIT, clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, requestTimeoutMs: REQUEST_TIMEOUT_MS, path: PATH };
   const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryBytes: os.totalmem(), node: process.version, platform: process.platform, loadAverage };
   fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings, machine, rounds, summary }, null, 2)}\n`);
   console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
