@@ -58,7 +58,7 @@ describe('every route under random input', () => {
           if (route.path === '/api/v1/rotate' && res.status === 200 && auth === 'valid') key = res.body.api_key;
         },
       ),
-      { numRuns: 60 },
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 150) },
     );
   }, 120_000);
 });

@@ -1,4 +1,4 @@
-import { agentProfile, base58PublicKey, handle, ledgerEntry, millis, receipt } from './common';
+import { agentProfile, base58PublicKey, handle, ledgerEntry, millis, receipt, seq } from './common';
 import type { JsonSchema } from './validator';
 
 export const registerBody: JsonSchema = {
@@ -74,7 +74,7 @@ export const agentsQuery: JsonSchema = {
   type: 'object',
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
-    before: { type: 'integer', minimum: 0, description: 'page on: the `registered_seq` of the last citizen seen' },
+    before: { ...seq, minimum: 0, description: 'page on: the `registered_seq` of the last citizen seen' },
   },
 };
 
