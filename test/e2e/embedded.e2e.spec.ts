@@ -45,5 +45,8 @@ describe('the embedded single-process start', () => {
 
     const logs = firstOutput + service.output.join('\n');
     for (const secret of secrets) expect(logs).not.toContain(secret);
+
+    // A second process on the same files would fork the ledger: it must refuse to start.
+    await expect(startChild('apps/api/src/main.ts', [], { ...env, PORT: '0' })).rejects.toThrow(/in use by process \d+/);
   }, 120_000);
 });

@@ -20,13 +20,24 @@ describe('every route under random input', () => {
     await db?.drop();
   });
 
-  const text = fc.oneof(fc.string(), fc.fullUnicodeString({ maxLength: 40 }), fc.constantFrom('', '0', '-1', '200', '1e309', 'null', 'true', '[]', '{}', '%00', 'agent_x', 'fuzzer'));
+  const text = fc.oneof(
+    fc.string(),
+    fc.fullUnicodeString({ maxLength: 40 }),
+    fc.constantFrom('', '0', '-1', '200', '1e309', 'null', 'true', '[]', '{}', '%00', '\u0000', 'a\u0000b', 'agent_x', 'fuzzer'),
+  );
   const query = fc.dictionary(fc.constantFrom('limit', 'before', 'since', 'after', 'full', 'q', 'x', 'limit[]'), text, { maxKeys: 3 });
   const body = fc.oneof(
     fc.jsonValue(),
     fc.record({ handle: fc.jsonValue(), model: fc.jsonValue(), custody: fc.jsonValue(), public_key: fc.jsonValue(), at: fc.jsonValue() }, { requiredKeys: [] }),
     fc.record({ handle: fc.stringMatching(/^[A-Za-z0-9_-]{0,33}$/), model: fc.string({ maxLength: 120 }), bio: fc.string({ maxLength: 450 }) }, { requiredKeys: [] }),
+    fc.record({ handle: fc.stringMatching(/^[A-Za-z0-9_-]{2,20}$/), model: text, bio: text, at: fc.double() }, { requiredKeys: [] }),
   );
+  // Path segments as a client might send them raw: malformed %-escapes included.
+  const segment = fc.oneof(
+    fc.string({ maxLength: 30 }).map((p) => encodeURIComponent(p) || 'x'),
+    fc.constantFrom('%', '%zz', '%E0%A4%A', '%00', '%C0%AF', '..', '%2F', 'a%20b'),
+  );
+  const encoding = fc.constantFrom(undefined, undefined, undefined, 'gzip', 'br', 'deflate', 'identity', 'x-unknown');
   const raw = fc.oneof(fc.string(), fc.constantFrom('{', '{"a":', 'nul', '\u0000', '[1,', '"x"', '1'));
 
   it.each(routeTable().map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s', async (_name, route) => {
@@ -34,14 +45,16 @@ describe('every route under random input', () => {
       fc.asyncProperty(
         query,
         fc.oneof(body.map((b) => ({ body: b as unknown })), raw.map((r) => ({ raw: r }))),
-        fc.string({ maxLength: 30 }),
+        segment,
         fc.constantFrom('none', 'valid', 'garbage'),
-        async (q, payload, param, auth) => {
-          const path = route.path.replace(/\{\w+\}/g, encodeURIComponent(param) || 'x');
+        encoding,
+        async (q, payload, param, auth, contentEncoding) => {
+          const path = route.path.replace(/\{\w+\}/g, param);
           const search = new URLSearchParams(q as Record<string, string>).toString();
           const headers: Record<string, string> = {};
           if (auth === 'valid') headers.authorization = `Bearer ${key}`;
-          if (auth === 'garbage') headers.authorization = `Bearer ${param}`;
+          if (auth === 'garbage') headers.authorization = `Bearer svc_sk_${param}`;
+          if (contentEncoding && route.method !== 'get') headers['content-encoding'] = contentEncoding;
           const options = route.method === 'get' ? { headers } : 'raw' in payload ? { raw: payload.raw, headers: { ...headers, 'content-type': 'application/json' } } : { body: payload.body, headers };
           const res = await call(server.url, route.method.toUpperCase(), search ? `${path}?${search}` : path, options);
           expect(res.status).toBeLessThan(500);

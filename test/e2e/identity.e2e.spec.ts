@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import bs58 from 'bs58';
 import { Keypair } from '@solana/web3.js';
 import { sql } from 'kysely';
@@ -38,7 +39,7 @@ describe('identity, over HTTP against PostgreSQL and Redis', () => {
       ledger: { seq: expect.any(Number), hash: expect.stringMatching(/^[0-9a-f]{64}$/) },
     });
     expect(res.body.agent.id).toMatch(/^agent_[0-9A-Z]{26}$/);
-    expect(res.body.api_key).toMatch(/^svc_sk_[1-9A-HJ-NP-Za-km-z]{40,}$/);
+    expect(res.body.api_key).toMatch(/^svc_sk_[1-9A-HJ-NP-Za-km-z]{8,}_[1-9A-HJ-NP-Za-km-z]{40,}$/);
     expect(res.body.warning).toMatch(/only/);
     const keypair = Keypair.fromSecretKey(bs58.decode(res.body.wallet.secret_key));
     expect(keypair.publicKey.toBase58()).toBe(res.body.wallet.public_key);
@@ -64,6 +65,13 @@ describe('identity, over HTTP against PostgreSQL and Redis', () => {
     expect(text).not.toContain(res.body.api_key);
     expect(text).not.toContain(res.body.wallet.secret_key);
     expect(text).not.toContain(res.body.api_key.slice('svc_sk_'.length));
+    expect(text).not.toContain(res.body.api_key.split('_').pop());
+    const secret = Buffer.from(bs58.decode(res.body.wallet.secret_key));
+    for (const encoding of ['hex', 'base64', 'base64url'] as const) {
+      expect(text).not.toContain(secret.toString(encoding));
+      expect(text).not.toContain(secret.subarray(0, 32).toString(encoding));
+      expect(text).not.toContain(Buffer.from(res.body.api_key).toString(encoding));
+    }
   });
 
   it('registers a self-custody citizen with its own public key and never generates a secret', async () => {
@@ -113,6 +121,9 @@ describe('identity, over HTTP against PostgreSQL and Redis', () => {
     const header = await call(base, 'GET', '/api/v1/me', { headers: { 'x-api-key': body.api_key } });
     expect(header.body.agent.id).toBe(body.agent.id);
     const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer svc_sk_unknown' }, { authorization: body.api_key }, { 'x-api-key': 'nope' }];
+    // The right key id with another secret: found by its id, refused by the hash comparison.
+    const forged = `${body.api_key.slice(0, body.api_key.lastIndexOf('_') + 1)}${'2'.repeat(44)}`;
+    attempts.push({ authorization: `Bearer ${forged}` });
     for (const headers of attempts) {
       const res = await call(base, 'GET', '/api/v1/me', { headers });
       expect(res.status).toBe(401);
@@ -165,6 +176,29 @@ describe('identity, over HTTP against PostgreSQL and Redis', () => {
     expect((await call(base, 'GET', '/api/v1/me', { key: rotated.body.api_key })).status).toBe(200);
     const notEmpty = await call(base, 'POST', '/api/v1/rotate', { key: rotated.body.api_key, body: { x: 1 } });
     expect(notEmpty.status).toBe(400);
+  });
+
+  it('lets exactly one of several concurrent rotations with one key win', async () => {
+    const { body } = await register({ handle: uniqueHandle('rot'), model: 'm' });
+    const results = await Promise.all(Array.from({ length: 6 }, () => call(base, 'POST', '/api/v1/rotate', { key: body.api_key, body: {} })));
+    const won = results.filter((r) => r.status === 200);
+    expect(won).toHaveLength(1);
+    expect(results.filter((r) => r.status === 401)).toHaveLength(5);
+    expect((await call(base, 'GET', '/api/v1/me', { key: won[0]!.body.api_key })).status).toBe(200);
+  });
+
+  it('answers 401 to a caller without a valid key before looking at the body', async () => {
+    const res = await call(base, 'POST', '/api/v1/me/ack', { body: { at: 'not a time' } });
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('unauthorized');
+  });
+
+  it('refuses the NUL character, and the read models go on projecting', async () => {
+    const bad = await register({ handle: uniqueHandle('nul'), model: 'm', bio: 'a\u0000b' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'invalid_request', field: 'bio' });
+    const good = await register({ handle: uniqueHandle('nul'), model: 'm' });
+    expect((await call(base, 'GET', `/api/v1/agents/${good.body.agent.handle}`)).status).toBe(200);
   });
 
   it('serves a record whose events carry their chain hashes, checkable against /changes and /attest', async () => {
@@ -227,6 +261,22 @@ describe('identity, over HTTP against PostgreSQL and Redis', () => {
       expect(res.headers.get('access-control-allow-origin')).toBe('*');
       expect(res.headers.get('x-request-id')).toBeTruthy();
     }
+    const malformedPath = await call(base, 'GET', '/api/v1/agents/%E0%A4%A');
+    expect(malformedPath.status).toBe(400);
+    expect(malformedPath.body.error.code).toBe('invalid_request');
+    const badEncoding = await call(base, 'POST', '/api/v1/register', { raw: 'not gzip', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    expect(badEncoding.status).toBeGreaterThanOrEqual(400);
+    expect(badEncoding.status).toBeLessThan(500);
+    expect(badEncoding.body.ok).toBe(false);
+    const rawHttp = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(new URL(base).port), '127.0.0.1', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: nope\r\n\r\n'));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(rawHttp).toMatch(/^HTTP\/1\.1 400/);
+    expect(JSON.parse(rawHttp.slice(rawHttp.indexOf('\r\n\r\n') + 4))).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
     const preflight = await fetch(`${base}/api/v1/register`, { method: 'OPTIONS', headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST' } });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
@@ -239,7 +289,9 @@ describe('registration throttle', () => {
 
   beforeAll(async () => {
     db = await freshDatabase('throttle');
-    server = await startServer(testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('throttle'), REGISTER_PER_IP_PER_HOUR: '3' }), { withProjector: true });
+    server = await startServer(testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('throttle'), REGISTER_PER_IP_PER_HOUR: '3', RATE_LIMIT_RPS: '2' }), {
+      withProjector: true,
+    });
   }, 60_000);
   afterAll(async () => {
     await server?.close();
@@ -256,5 +308,13 @@ describe('registration throttle', () => {
     expect(statuses).toEqual([201, 201, 201, 429, 429, 429]);
     expect(last!.body.error.code).toBe('rate_limited');
     expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it("counts made-up keys against the caller's address, not as fresh allowances", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      statuses.push((await call(server.url, 'GET', '/api/v1/attest', { headers: { 'x-api-key': `svc_sk_madeup${i}` } })).status);
+    }
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
   });
 });

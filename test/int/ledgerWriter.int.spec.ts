@@ -9,6 +9,7 @@ import {
   GENESIS_HASH,
   type EventStore,
 } from '@svc/ledger';
+import { sql } from 'kysely';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 
@@ -122,7 +123,8 @@ describe('the ledger writer', () => {
     const counted = counting(store);
     const restarted = new LedgerWriter<LedgerState, LedgerCommand>(counted, ledgerModel, { snapshots });
     await restarted.start();
-    expect(counted.reads[0]).toBe(25);
+    // One read checks the snapshot's head is stored (seq 24); the rest is the tail from 25.
+    expect(counted.reads).toEqual([24, 25]);
     expect(restarted.head.seq).toBe(26);
     expect(await restarted.execute(register('x', 'h3'))).toMatchObject({ ok: false, rejection: { code: 'handle_taken' } });
     expect(await restarted.execute(register('x', 'h26'))).toMatchObject({ ok: false, rejection: { code: 'handle_taken' } });
@@ -145,5 +147,30 @@ describe('the ledger writer', () => {
     const after = await attestor.attest();
     expect(after.verified).toMatchObject({ ok: false, checked: 5, first_bad_seq: 5 });
     expect(after.length).toBe(12);
+  }, 60_000);
+
+  it('notices a truncated and rewritten store inside the verified prefix', async () => {
+    const { store, database } = await open();
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);
+    await writer.start();
+    for (let i = 0; i < 6; i++) await writer.execute(register(String(i)));
+    const attestor = new Attestor(store);
+    expect((await attestor.attest()).verified).toEqual({ ok: true, checked: 6 });
+    const rows = await sql<{ stream: string; revision: number; event_id: string; type: string; data: string }>`select stream, revision, event_id, type, data from es.events order by revision`.execute(database.db);
+    await sql`truncate es.events`.execute(database.db);
+    for (const row of rows.rows) {
+      const data = row.revision === 2 ? row.data.replace('"h2"', '"hX"') : row.data;
+      await sql`insert into es.events (stream, revision, event_id, type, data) values (${row.stream}, ${row.revision}, ${row.event_id}, ${row.type}, ${data})`.execute(database.db);
+    }
+    expect((await attestor.attest()).verified).toMatchObject({ ok: false, first_bad_seq: 2 });
+  }, 60_000);
+
+  it('ignores a snapshot whose head the event store does not hold', async () => {
+    const { store, snapshots } = await open();
+    await snapshots.save({ name: LEDGER_STREAM, version: ledgerModel.snapshotVersion, seq: 41, hash: 'f'.repeat(64), at: 1, state: ledgerModel.snapshot(ledgerModel.initialState()) });
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { snapshots });
+    await writer.start();
+    expect(writer.head.seq).toBe(-1);
+    expect(await writer.execute(register('1'))).toMatchObject({ ok: true, entries: [{ seq: 0 }] });
   }, 60_000);
 });

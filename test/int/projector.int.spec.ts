@@ -71,9 +71,17 @@ describe('the projector', () => {
   it('announces a batch only after its transaction committed, and not at all when it failed', async () => {
     await writeLedger(10);
     const bus = new InProcessBus();
-    const seen: Array<{ seq: number; visible: number }> = [];
+    // What was visible when each notification arrived, read in arrival order on one connection.
+    const seen: Array<{ seq: number; visible: Promise<number> }> = [];
+    let reads = Promise.resolve(-1);
+    let markerSeen = false;
     await bus.subscribe(PROJECTED_CHANNEL, (message: Notification) => {
-      void readCheckpoint(database.db, 'rm').then((visible) => seen.push({ seq: message.seq, visible }));
+      if (message.kind === 'marker') {
+        markerSeen = true;
+        return;
+      }
+      reads = reads.then(() => readCheckpoint(database.db, 'rm'));
+      seen.push({ seq: message.seq, visible: reads });
     });
     const failing: Projection = {
       name: 'fails-at-7',
@@ -86,13 +94,13 @@ describe('the projector', () => {
     const projector = await new Projector({ database, store, bus, projections: [...projections, failing], schema: 'rm' }).init();
     await projector.applyBatch(await store.readForward(LEDGER_STREAM, 0, 5));
     await expect(projector.applyBatch(await store.readForward(LEDGER_STREAM, 5, 5))).rejects.toThrow('boom');
-    await new Promise((resolve) => setImmediate(resolve));
+    // The bus delivers in order: once the marker is in, every notification sent before it is too.
     await bus.publish(PROJECTED_CHANNEL, { kind: 'marker', seq: -2 });
     await new Promise<void>((resolve) => {
-      const check = () => (seen.some((s) => s.seq === -2) ? resolve() : setImmediate(check));
+      const check = () => (markerSeen ? resolve() : setImmediate(check));
       check();
     });
-    expect(seen.filter((s) => s.seq >= 0)).toEqual([{ seq: 4, visible: 4 }]);
+    expect(await Promise.all(seen.map(async (s) => ({ seq: s.seq, visible: await s.visible })))).toEqual([{ seq: 4, visible: 4 }]);
     expect(await readCheckpoint(database.db, 'rm')).toBe(4);
     const rows = await sql<{ n: number }>`select count(*)::int as n from rm.entries`.execute(database.db);
     expect(rows.rows[0]!.n).toBe(5);

@@ -15,6 +15,11 @@ describe('request schemas', () => {
     expect(register(body)).toEqual({ field, message });
   });
 
+  it('refuses the NUL character anywhere, since PostgreSQL text cannot hold it', () => {
+    expect(register({ handle: 'ok', model: 'm', bio: 'a\u0000b' })).toEqual({ field: 'bio', message: 'bio must not contain the NUL character (U+0000)' });
+    expect(register({ handle: 'ok', model: 'm', extra: { 'k\u0000': 1 } })).toMatchObject({ field: 'extra.k\u0000' });
+  });
+
   it('fills defaults for what was left out', () => {
     const body: Record<string, unknown> = { handle: 'ok', model: 'm' };
     expect(register(body)).toBeNull();

@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
  */
 export class ProjectionWatcher {
   private position = -1;
+  private advancedAt = Date.now();
   private waiters = new Set<{ seq: number; wake(): void }>();
   private unsubscribe?: () => Promise<void>;
 
@@ -26,9 +27,17 @@ export class ProjectionWatcher {
     return this.position;
   }
 
+  /** How long the read models have been behind `head` without moving; 0 when caught up. */
+  async stalledFor(head: number): Promise<number> {
+    if (head <= this.position) return 0;
+    this.advance(await readCheckpoint(this.db, this.schema));
+    return head <= this.position ? 0 : Date.now() - this.advancedAt;
+  }
+
   advance(seq: number): void {
     if (!(seq > this.position)) return;
     this.position = seq;
+    this.advancedAt = Date.now();
     for (const waiter of this.waiters) if (waiter.seq <= seq) waiter.wake();
   }
 

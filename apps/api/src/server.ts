@@ -29,6 +29,12 @@ export async function startServer(config: Config, options: { withProjector: bool
   const { app, ready, close: closeApp } = createApp(services, routeTable());
   await ready;
   const server = http.createServer(app);
+  // Requests Node itself cannot parse still get the envelope, not a bare 400.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || error.code === 'ECONNRESET') return socket.destroy();
+    const body = JSON.stringify({ ok: false, error: { code: 'invalid_request', message: 'the request is not valid HTTP' } });
+    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {

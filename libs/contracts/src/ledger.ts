@@ -22,11 +22,6 @@ export const changesResponse: JsonSchema = {
   },
 };
 
-export const attestQuery: JsonSchema = {
-  type: 'object',
-  properties: { full: { type: 'boolean', default: false, description: 'verify from seq 0 instead of the remembered prefix' } },
-};
-
 export const attestResponse: JsonSchema = {
   type: 'object',
   required: ['ok', 'head', 'length', 'verified'],

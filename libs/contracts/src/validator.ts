@@ -42,8 +42,37 @@ export interface Validator {
   (value: unknown): Invalid | null;
 }
 
+/**
+ * The first string holding U+0000, if any. JSON allows it, PostgreSQL text does not: accepted once,
+ * it would sit on the ledger forever and stop every projection that stores it.
+ */
+function findNul(value: unknown, path: string[]): string[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findNul(value[i], [...path, String(i)]);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      const found = key.includes('\u0000') ? [...path, key] : findNul(inner, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
 function wrap(fn: ValidateFunction, where: string): Validator {
-  return (value) => (fn(value) ? null : describe(fn.errors![0]!, where));
+  return (value) => {
+    const nul = findNul(value, []);
+    if (nul) {
+      const field = nul.join('.');
+      return { field, message: `${field || where} must not contain the NUL character (U+0000)` };
+    }
+    return fn(value) ? null : describe(fn.errors![0]!, where);
+  };
 }
 
 export function bodyValidator(schema: JsonSchema): Validator {

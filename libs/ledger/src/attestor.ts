@@ -29,23 +29,33 @@ function isTamperAware(store: EventStore): store is EventStore & TamperAware {
 export class Attestor {
   private verifiedSeq = -1;
   private verifiedHash = GENESIS_HASH;
-  private running: Promise<Attestation> | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+  private pending: Promise<Attestation> | null = null;
 
   constructor(private readonly store: EventStore) {}
 
+  /** Runs never overlap: they share the remembered prefix. Callers arriving while one waits share it. */
   attest(options: { full?: boolean } = {}): Promise<Attestation> {
-    // Concurrent callers share one verification rather than each reading the chain.
-    if (this.running && !options.full) return this.running;
-    const run = this.verify(options.full ?? false).finally(() => {
-      if (this.running === run) this.running = null;
+    if (this.pending && !options.full) return this.pending;
+    const run = this.queue.then(() => {
+      if (this.pending === run) this.pending = null;
+      return this.verify(options.full ?? false);
     });
-    this.running = run;
+    if (!options.full) this.pending = run;
+    this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** The entry at the end of the verified prefix is still there with the hash verified then. */
+  private async prefixEndIntact(): Promise<boolean> {
+    if (this.verifiedSeq < 0) return true;
+    const [stored] = await this.store.readForward(LEDGER_STREAM, this.verifiedSeq, 1);
+    return stored?.revision === this.verifiedSeq && storedHash(stored.data) === this.verifiedHash;
   }
 
   private async verify(full: boolean): Promise<Attestation> {
     const tampered = isTamperAware(this.store) ? await this.store.lowestTamperedRevision(LEDGER_STREAM) : null;
-    if (full || (tampered !== null && tampered <= this.verifiedSeq)) {
+    if (full || (tampered !== null && tampered <= this.verifiedSeq) || !(await this.prefixEndIntact())) {
       this.verifiedSeq = -1;
       this.verifiedHash = GENESIS_HASH;
     }

@@ -94,14 +94,27 @@ export class LedgerWriter<S, C> {
   /** Loads the newest snapshot, then reads only the tail of the ledger. */
   async start(): Promise<void> {
     const snapshot = await this.options.snapshots?.load(LEDGER_STREAM);
-    if (snapshot && snapshot.version === this.model.snapshotVersion) {
+    if (snapshot && snapshot.version === this.model.snapshotVersion && (await this.storeHas(snapshot.seq, snapshot.hash))) {
       this.state = this.model.restore(snapshot.state);
       this.headSeq = snapshot.seq;
       this.headHash = snapshot.hash;
       this.headAt = snapshot.at;
       this.lastSnapshotSeq = snapshot.seq;
+    } else if (snapshot) {
+      this.options.log?.warn({ seq: snapshot.seq }, 'snapshot ignored: another version, or the event store does not hold its head');
     }
     await this.catchUp();
+  }
+
+  /** A snapshot is only good for the store it was taken from: its head must be stored there. */
+  private async storeHas(seq: number, hash: string): Promise<boolean> {
+    const [stored] = await this.store.readForward(LEDGER_STREAM, seq, 1);
+    if (stored?.revision !== seq) return false;
+    try {
+      return (JSON.parse(stored.data) as LedgerEntry).hash === hash;
+    } catch {
+      return false;
+    }
   }
 
   /** Brings decision state up to the stored head (e.g. after another process appended). */

@@ -43,6 +43,20 @@ const migrations: Migration[] = [
            for each row execute function ${schema}.mark_tamper()`,
       ]),
   },
+  {
+    name: '002_truncate_mark',
+    up: (db, schema) =>
+      execAll(db, [
+        // A TRUNCATE fires no row trigger; it marks every stream from revision -1.
+        `create function ${schema}.mark_truncate() returns trigger language plpgsql as $$
+         begin
+           insert into ${schema}.tamper_marks (stream, revision, op) select distinct stream, -1, tg_op from ${schema}.events;
+           return null;
+         end $$`,
+        `create trigger events_truncate before truncate on ${schema}.events
+           for each statement execute function ${schema}.mark_truncate()`,
+      ]),
+  },
 ];
 
 /** The event store on PostgreSQL (a server through `pg`, or PGlite). */

@@ -60,12 +60,55 @@ function openPostgres(url: string, options: OpenDatabaseOptions): SqlDatabase {
   };
 }
 
+/**
+ * PGlite is one process's database: a second process opening the same files would keep its own
+ * ledger head and fork the chain. The lock file names the holder; a dead holder's lock is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const file = path.join(dataDir, 'pglite.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return () => {
+        if (fs.readFileSync(file, 'utf8') === String(process.pid)) fs.rmSync(file, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const holder = Number(fs.readFileSync(file, 'utf8'));
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
+        throw new Error(
+          `the embedded database in ${dataDir} is in use by process ${holder}; it has one writer. ` +
+            'Stop that process, use another DATA_DIR, or set DATABASE_URL to run several processes.',
+        );
+      }
+      fs.rmSync(file, { force: true });
+    }
+  }
+  throw new Error(`could not lock ${file}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 async function openPGlite(dataDir: string): Promise<SqlDatabase> {
   const dir = path.join(dataDir, 'pglite');
   fs.mkdirSync(dir, { recursive: true });
+  const unlock = lockDataDir(dataDir);
   const { PGlite } = await import('@electric-sql/pglite');
   const { PGliteDialect } = await import('kysely-pglite-dialect');
-  const client = await PGlite.create(dir);
+  let client: Awaited<ReturnType<typeof PGlite.create>>;
+  try {
+    client = await PGlite.create(dir);
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const db = new Kysely<any>({ dialect: new PGliteDialect(client) });
   return {
     kind: 'pglite',
@@ -76,6 +119,7 @@ async function openPGlite(dataDir: string): Promise<SqlDatabase> {
     },
     async close() {
       await db.destroy();
+      unlock();
     },
   };
 }

@@ -44,8 +44,18 @@ export function unseal(key: Buffer, sealed: string, context: string): Buffer {
   return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]);
 }
 
+/**
+ * `svc_sk_<key id>_<secret>`: the id (not secret) finds the credential, the secret's hash is then
+ * compared in constant time, so the lookup never compares secret material in variable time.
+ */
 export function newApiKey(): string {
-  return API_KEY_PREFIX + bs58.encode(randomBytes(32));
+  return `${API_KEY_PREFIX}${bs58.encode(randomBytes(12))}_${bs58.encode(randomBytes(32))}`;
+}
+
+/** The key id of a well-formed key, or undefined. */
+export function apiKeyId(apiKey: string): string | undefined {
+  const match = /^svc_sk_([1-9A-HJ-NP-Za-km-z]{8,24})_[1-9A-HJ-NP-Za-km-z]{32,64}$/.exec(apiKey);
+  return match?.[1];
 }
 
 /** Keys carry 256 random bits, so a plain SHA-256 is enough to make the stored form useless to a thief. */

@@ -1,5 +1,5 @@
 import { Batcher, execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
-import { hashApiKey, sameHash, seal, unseal } from './crypto';
+import { apiKeyId, hashApiKey, sameHash, seal, unseal } from './crypto';
 
 const migrations: Migration[] = [
   {
@@ -13,6 +13,14 @@ const migrations: Migration[] = [
            rotated_at timestamptz)`,
         `create table ${schema}.wallet_secrets (agent_id text primary key, sealed text not null)`,
         `create table ${schema}.inbox_cursors (agent_id text primary key, at bigint not null)`,
+      ]),
+  },
+  {
+    name: '002_key_ids',
+    up: (db, schema) =>
+      execAll(db, [
+        `alter table ${schema}.credentials add column key_id text`,
+        `create unique index credentials_key_id on ${schema}.credentials (key_id)`,
       ]),
   },
 ];
@@ -57,7 +65,7 @@ export class Vault {
     await this.database.db.transaction().execute(async (trx) => {
       await trx
         .insertInto(this.table('credentials'))
-        .values(items.map((c) => ({ agent_id: c.agentId, key_hash: hashApiKey(c.apiKey) })))
+        .values(items.map((c) => ({ agent_id: c.agentId, key_id: apiKeyId(c.apiKey), key_hash: hashApiKey(c.apiKey) })))
         .execute();
       const secrets = items.filter((c) => c.walletSecret);
       if (secrets.length > 0) {
@@ -75,25 +83,30 @@ export class Vault {
     await this.database.db.deleteFrom(this.table('credentials')).where('agent_id', '=', agentId).execute();
   }
 
-  /** The agent id a key belongs to, or undefined. The stored hash is compared in constant time. */
+  /** The agent id a key belongs to, or undefined: found by its id, then its hash compared in constant time. */
   async authenticate(apiKey: string): Promise<string | undefined> {
-    const hash = hashApiKey(apiKey);
+    const keyId = apiKeyId(apiKey);
+    if (!keyId) return undefined;
     const row = await this.database.db
       .selectFrom(this.table('credentials'))
       .select(['agent_id', 'key_hash'])
-      .where('key_hash', '=', hash)
+      .where('key_id', '=', keyId)
       .executeTakeFirst();
-    return row && sameHash(row.key_hash, hash) ? (row.agent_id as string) : undefined;
+    return row && sameHash(row.key_hash, hashApiKey(apiKey)) ? (row.agent_id as string) : undefined;
   }
 
-  /** Replaces the key; the old one stops working the moment this commits, on every process. */
-  async rotateKey(agentId: string, newApiKey: string): Promise<void> {
+  /**
+   * Replaces `currentKey` by `newKey`; the old key stops working the moment this commits, on every
+   * process. False when `currentKey` is no longer the citizen's key (a concurrent rotation won).
+   */
+  async rotateKey(agentId: string, currentKey: string, newKey: string): Promise<boolean> {
     const result = await this.database.db
       .updateTable(this.table('credentials'))
-      .set({ key_hash: hashApiKey(newApiKey), rotated_at: new Date() })
+      .set({ key_id: apiKeyId(newKey), key_hash: hashApiKey(newKey), rotated_at: new Date() })
       .where('agent_id', '=', agentId)
+      .where('key_hash', '=', hashApiKey(currentKey))
       .executeTakeFirst();
-    if (Number(result.numUpdatedRows) !== 1) throw new Error(`no credential for ${agentId}`);
+    return Number(result.numUpdatedRows) === 1;
   }
 
   async walletSecret(agentId: string): Promise<Buffer | undefined> {

@@ -2,6 +2,14 @@ import { execAll } from '@svc/readmodel';
 import type { CitizenRegisteredData } from '@svc/domain';
 import { chunks, type Projection } from '../projection';
 
+/**
+ * The API refuses U+0000, but the ledger is forever and PostgreSQL text cannot hold it: one such
+ * string reaching this table would stop the projector for good.
+ */
+function withoutNul<T extends object>(data: T): T {
+  return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, typeof v === 'string' ? v.replaceAll('\u0000', '') : v])) as T;
+}
+
 /** Citizens as the public sees them: profile, wallet, karma. */
 export const agentsProjection: Projection = {
   name: 'agents',
@@ -28,7 +36,7 @@ export const agentsProjection: Projection = {
   ],
   async apply(trx, schema, entries) {
     const rows = entries.map(({ entry }) => {
-      const d = entry.data as unknown as CitizenRegisteredData;
+      const d = withoutNul(entry.data as unknown as CitizenRegisteredData);
       return {
         agent_id: d.agent_id,
         handle: d.handle,

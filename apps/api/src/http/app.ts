@@ -7,6 +7,7 @@ import Redis from 'ioredis';
 import { bodyValidator, queryValidator, type Validator } from '@svc/contracts';
 import type { Services } from '../services';
 import { ApiError, unauthorized } from './errors';
+import { presentedKey } from './credentials';
 import { expressPath, type RouteSpec } from './route';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -19,16 +20,6 @@ function send(res: Response, status: number, body: Record<string, unknown>): voi
 function sendError(res: Response, error: ApiError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   send(res, error.status, { ok: false, error: { code: error.code, message: error.message, ...error.details } });
-}
-
-/** The key from `Authorization: Bearer` or `X-API-Key`, if any. */
-export function presentedKey(req: Request): string | undefined {
-  const header = req.get('authorization');
-  if (header) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (match) return match[1];
-  }
-  return req.get('x-api-key')?.trim() || undefined;
 }
 
 interface Limiters {
@@ -155,12 +146,13 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     next();
   });
 
-  // Requests per key, or per IP for public calls. Health and metrics stay reachable for the orchestrator.
+  // Requests without a key are counted per IP here; with a key, per citizen once it authenticates
+  // (in handle), so a made-up key buys no fresh allowance. Health and metrics stay reachable.
   app.use(async (req, _res, next) => {
     if (req.path === '/healthz' || req.path === '/readyz' || req.path === '/metrics' || req.method === 'OPTIONS') return next();
+    if (presentedKey(req)) return next();
     try {
-      const key = presentedKey(req);
-      await consume(limiters.requests, key ? `k:${key.slice(-16)}` : `ip:${req.ip}`, 'too many requests');
+      await consume(limiters.requests, `ip:${req.ip}`, 'too many requests');
       next();
     } catch (error) {
       next(error);
@@ -188,6 +180,13 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     if (spec.path === '/api/v1/register') {
       await consume(limiters.registrations, `ip:${req.ip}`, 'too many registrations from this address');
     }
+    // Who is calling comes first: a missing or unknown key is 401 whatever the body holds.
+    const key = presentedKey(req);
+    let agentId: string | undefined;
+    if (spec.auth !== 'public' && key) agentId = await authenticate(services, key);
+    if (spec.auth === 'auth' && !agentId) throw unauthorized();
+    if (key) await consume(limiters.requests, agentId ? `agent:${agentId}` : `ip:${req.ip}`, 'too many requests');
+
     const body = route.body ? (req.body ?? {}) : undefined;
     if (route.body) {
       if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -210,12 +209,6 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     if (route.params) {
       const invalid = route.params(params);
       if (invalid) throw new ApiError(400, 'invalid_request', invalid.message, { field: invalid.field });
-    }
-    let agentId: string | undefined;
-    if (spec.auth !== 'public') {
-      const key = presentedKey(req);
-      if (key) agentId = await authenticate(services, key);
-      if (spec.auth === 'auth' && !agentId) throw unauthorized();
     }
     if (spec.consistentRead) await readYourWrites(services);
     const result = await spec.handle({ body, query, params, agentId, req, res }, services);
@@ -251,6 +244,13 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
       return sendError(res, new ApiError(415, 'unsupported_media_type', 'send UTF-8 JSON'));
     }
     if (type === 'request.aborted') return;
+    // Anything else the framework refused as the client's fault (a malformed %-escape in the path,
+    // an unreadable Content-Encoding, ...) is still the client's fault.
+    const status = Number((error as { status?: unknown; statusCode?: unknown }).status ?? (error as { statusCode?: unknown }).statusCode);
+    if (status >= 400 && status < 500) {
+      return sendError(res, new ApiError(status === 413 || status === 415 ? status : 400, status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'invalid_request', (error as Error).message || 'bad request'));
+    }
+    if (error instanceof URIError) return sendError(res, new ApiError(400, 'invalid_request', 'the path has a malformed %-escape'));
     const id = (req as Request & { id?: string }).id ?? 'unknown';
     log.error({ err: error, reqId: id, method: req.method, url: req.path }, 'request failed');
     sendError(res, new ApiError(500, 'internal', `internal error; quote request id ${id} when reporting it`, { request_id: id }));

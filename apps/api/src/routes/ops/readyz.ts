@@ -2,16 +2,21 @@ import { ping } from '@svc/readmodel';
 import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
+/** Reads past this are stale beyond what read-your-writes can hide: stop sending traffic here. */
+const STALLED_MS = 60_000;
+
 export default defineRoute({
   method: 'get',
   path: '/readyz',
   auth: 'public',
   tag: 'Operations',
-  summary: 'Readiness: the database and event store answer; reports the ledger head and projection lag',
+  summary: 'Readiness: the database and event store answer and the read models are moving; reports the ledger head and projection lag',
   async handle(_input, { database, store, projection }) {
     try {
       await ping(database);
       const head = await store.headRevision('ledger');
+      const stalled = await projection.stalledFor(head);
+      if (stalled > STALLED_MS) throw new Error(`the read models have been behind the ledger for ${Math.round(stalled / 1000)} s without moving`);
       return { body: { status: 'ready', ledger_head: head, projected: projection.seq, lag: Math.max(0, head - projection.seq) } };
     } catch (error) {
       throw new ApiError(503, 'not_ready', `not ready: ${(error as Error).message}`);

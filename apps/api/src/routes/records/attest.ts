@@ -1,8 +1,8 @@
-import { attestQuery, attestResponse } from '@svc/contracts';
+import { attestResponse } from '@svc/contracts';
 import { HASH_CONSTRUCTION } from '@svc/ledger';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<unknown, { full: boolean }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/attest',
   auth: 'public',
@@ -10,12 +10,11 @@ export default defineRoute<unknown, { full: boolean }>({
   summary: 'Head hash, chain length and the result of the integrity check',
   description:
     `${HASH_CONSTRUCTION}. Verification is incremental: the verified prefix is remembered and only new entries are hashed, ` +
-    'unless a stored row inside it changed (then it starts again from seq 0) or full=true is given. ' +
+    'unless a stored row inside it changed (then it starts again from seq 0). ' +
     'Anyone can repeat the check from /api/v1/changes?after=-1 alone (npm run audit -- --url <base url>).',
-  query: attestQuery,
   response: attestResponse,
-  async handle({ query }, { attestor }) {
-    const attestation = await attestor.attest({ full: query.full });
+  async handle(_input, { attestor }) {
+    const attestation = await attestor.attest();
     return { body: { ...attestation } };
   },
 });
