@@ -119,6 +119,27 @@ describe('the projector', () => {
     expect(await dump(database, 'rm')).toEqual(before);
   });
 
+  it('rebuilds through npm run replay to the same read models', async () => {
+    await writeLedger(300);
+    const live = await new Projector({ database, store, projections, schema: 'rm' }).init();
+    await live.catchUp();
+    const before = await dump(database, 'rm');
+    await sql`delete from rm.agents where handle like 'h1%'`.execute(database.db);
+    const output = await new Promise<{ code: number | null; text: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/replay.ts')], {
+        cwd: ROOT,
+        env: { ...process.env, DATABASE_URL: db.url, EVENTSTORE_URL: '', REDIS_URL: '', DATA_DIR: tempDir('replay') },
+      });
+      let text = '';
+      child.stdout.on('data', (chunk) => (text += chunk));
+      child.stderr.on('data', (chunk) => (text += chunk));
+      child.on('exit', (code) => resolve({ code, text }));
+    });
+    expect(output.code).toBe(0);
+    expect(output.text).toContain('read models rebuilt to seq 299 (300 entries)');
+    expect(await dump(database, 'rm')).toEqual(before);
+  }, 60_000);
+
   it('leaves read models identical to a clean rebuild after being killed with SIGKILL again and again', async () => {
     await writeLedger(1500);
     const env = {
