@@ -197,18 +197,35 @@ async function main(cleanup: Cleanup): Promise<void> {
     }
   }
 
+  const groupCommit = await ledgerBatches(children.subject.url);
   const summary = summarise(rounds);
   const title =
     `POST ${PATH}: ${CLIENTS} clients, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured per round, ` +
     `${ROUNDS} round(s) per target alternated; projector ${SPLIT ? 'in its own process' : 'in the API process'}; ${os.cpus().length} CPUs, load average ${loadAverage.join(' ')} at start, node ${process.version}`;
   console.log(`\n${formatReport(title, rounds, summary)}`);
+  if (groupCommit) {
+    console.log(`group commit: ${groupCommit.appends} ledger appends carried ${groupCommit.commands} commands (${(groupCommit.commands / groupCommit.appends).toFixed(1)} per append)`);
+  }
 
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const file = path.join(OUT_DIR, `bench-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
   const settings = { split: SPLIT, clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, requestTimeoutMs: REQUEST_TIMEOUT_MS, path: PATH };
   const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryBytes: os.totalmem(), node: process.version, platform: process.platform, loadAverage };
-  fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings, machine, rounds, summary }, null, 2)}\n`);
+  fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings, machine, rounds, summary, groupCommit }, null, 2)}\n`);
   console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
+}
+
+/** Commands per ledger append, from the service's own Prometheus histogram: how much group commit grouped. */
+async function ledgerBatches(url: string): Promise<{ appends: number; commands: number } | undefined> {
+  try {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    const appends = value('svc_ledger_batch_commands_count');
+    const commands = value('svc_ledger_batch_commands_sum');
+    return appends > 0 ? { appends, commands } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function ledgerSeq(body: string): number | undefined {
