@@ -149,6 +149,22 @@ describe('the ledger writer', () => {
     expect(after.length).toBe(12);
   }, 60_000);
 
+  it('remembers the verified prefix across attestors, and still sees a change inside it', async () => {
+    const { store, snapshots, database } = await open();
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);
+    await writer.start();
+    for (let i = 0; i < 10; i++) await writer.execute(register(String(i)));
+    expect((await new Attestor(store, snapshots).attest()).verified).toEqual({ ok: true, checked: 10 });
+    await writer.execute(register('10'));
+    const counted = counting(store);
+    const restarted = new Attestor(counted, snapshots);
+    expect((await restarted.attest()).verified).toEqual({ ok: true, checked: 11 });
+    // It checked the end of the remembered prefix, then read only the tail.
+    expect(counted.reads).toEqual([9, 10]);
+    await sql`update es.events set data = replace(data, '"h3"', '"hZ"') where revision = 3`.execute(database.db);
+    expect((await new Attestor(store, snapshots).attest()).verified).toMatchObject({ ok: false, first_bad_seq: 3 });
+  }, 60_000);
+
   it('notices a truncated and rewritten store inside the verified prefix', async () => {
     const { store, database } = await open();
     const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);

@@ -82,7 +82,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     database,
     store,
     writer,
-    attestor: new Attestor(store),
+    attestor: new Attestor(store, snapshots),
     vault,
     bus,
     readModel,

@@ -1,6 +1,9 @@
 import { GENESIS_HASH, checkStoredEntry, type LedgerEntry } from './chain';
 import type { EventStore } from './eventStore';
 import { LEDGER_STREAM } from './ledgerWriter';
+import type { SnapshotStore } from './snapshotStore';
+
+const PREFIX_RECORD = 'attested-prefix';
 
 export const HASH_CONSTRUCTION =
   'hash = sha256_hex(prev + "\\n" + JCS({seq, type, at, actor, data})); JCS is RFC 8785 canonical JSON; ' +
@@ -23,8 +26,9 @@ function isTamperAware(store: EventStore): store is EventStore & TamperAware {
 }
 
 /**
- * Verifies the stored chain incrementally: the verified prefix is remembered and only the tail is read,
- * unless a stored row inside the prefix was changed or a full check is asked for.
+ * Verifies the stored chain incrementally: the verified prefix is remembered (across restarts and
+ * processes when a record store is given) and only the tail is read, unless a stored row inside the
+ * prefix was changed or a full check is asked for.
  */
 export class Attestor {
   private verifiedSeq = -1;
@@ -32,7 +36,12 @@ export class Attestor {
   private queue: Promise<unknown> = Promise.resolve();
   private pending: Promise<Attestation> | null = null;
 
-  constructor(private readonly store: EventStore) {}
+  private loaded = false;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly records?: SnapshotStore,
+  ) {}
 
   /** Runs never overlap: they share the remembered prefix. Callers arriving while one waits share it. */
   attest(options: { full?: boolean } = {}): Promise<Attestation> {
@@ -53,12 +62,31 @@ export class Attestor {
     return stored?.revision === this.verifiedSeq && storedHash(stored.data) === this.verifiedHash;
   }
 
+  /** Starts from the prefix another run (maybe another process) verified, if it is still intact. */
+  private async loadPrefix(): Promise<void> {
+    if (this.loaded || !this.records) return;
+    this.loaded = true;
+    const record = await this.records.load(PREFIX_RECORD);
+    if (record && record.seq > this.verifiedSeq) {
+      this.verifiedSeq = record.seq;
+      this.verifiedHash = record.hash;
+    }
+  }
+
+  private async savePrefix(): Promise<void> {
+    if (!this.records || this.verifiedSeq < 0) return;
+    await this.records.save({ name: PREFIX_RECORD, version: 1, seq: this.verifiedSeq, hash: this.verifiedHash, at: Date.now(), state: {} });
+  }
+
   private async verify(full: boolean): Promise<Attestation> {
+    await this.loadPrefix();
     const tampered = isTamperAware(this.store) ? await this.store.lowestTamperedRevision(LEDGER_STREAM) : null;
     if (full || (tampered !== null && tampered <= this.verifiedSeq) || !(await this.prefixEndIntact())) {
       this.verifiedSeq = -1;
       this.verifiedHash = GENESIS_HASH;
+      await this.records?.forget(PREFIX_RECORD);
     }
+    const startedAt = this.verifiedSeq;
     let firstBad: { seq: number; reason: string } | undefined;
     let lastHash = this.verifiedHash;
     let length = this.verifiedSeq + 1;
@@ -82,6 +110,7 @@ export class Attestor {
       }
       if (batch.length < 1000) break;
     }
+    if (this.verifiedSeq > startedAt) await this.savePrefix();
     return {
       head: length === 0 ? GENESIS_HASH : lastHash,
       length,

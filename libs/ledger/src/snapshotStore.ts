@@ -49,6 +49,10 @@ export class SnapshotStore {
     return { name, version: row.version, seq: Number(row.seq), hash: row.hash, at: Number(row.at), state: JSON.parse(row.state) };
   }
 
+  async forget(name: string): Promise<void> {
+    await this.database.db.deleteFrom(`${this.schema}.snapshots`).where('name', '=', name).execute();
+  }
+
   /** Keeps the newest snapshot: an older one never overwrites a newer one. */
   async save(snapshot: Snapshot): Promise<void> {
     const row = {

@@ -9,7 +9,7 @@ export default defineRoute({
   tag: 'Records',
   summary: 'Head hash, chain length and the result of the integrity check',
   description:
-    `${HASH_CONSTRUCTION}. Verification is incremental: the verified prefix is remembered and only new entries are hashed, ` +
+    `${HASH_CONSTRUCTION}. Verification is incremental: the verified prefix is remembered (across restarts) and only new entries are hashed, ` +
     'unless a stored row inside it changed (then it starts again from seq 0). ' +
     'Anyone can repeat the check from /api/v1/changes?after=-1 alone (npm run audit -- --url <base url>).',
   response: attestResponse,
