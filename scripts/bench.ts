@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: POST /api/v1/register on the real service (ledger chain and projector running)
  * against a plain express route doing one INSERT, each in its own child process, 64 concurrent
- * clients, rounds alternated. Prints a table and writes the figures to .bench/bench-<timestamp>.json.
+ * clients, rounds alternated. A no-op express route runs too, as the ceiling of any route here. Prints a table and writes the figures to .bench/bench-<timestamp>.json.
  *
  * BENCH_SECONDS (10) measured seconds per round, BENCH_WARMUP_SECONDS (2), BENCH_ROUNDS (2 per target),
  * BENCH_CPU_PROF=1 writes a V8 CPU profile of each server child to .bench/profiles/. BENCH_SPLIT=1 runs
@@ -133,6 +133,12 @@ async function main(cleanup: Cleanup): Promise<void> {
       entry: path.join(__dirname, 'bench', 'serveBaseline.ts'),
       env: { ...process.env, DATABASE_URL: baselineDb.url, PORT: '0', HOST: '127.0.0.1' },
     }).then((child) => (cleanup.add('stop the baseline server', () => child.stop()), child)),
+    floor: await startChild({
+      ...common,
+      name: 'floor',
+      entry: path.join(__dirname, 'bench', 'serveFloor.ts'),
+      env: { ...process.env },
+    }).then((child) => (cleanup.add('stop the floor server', () => child.stop()), child)),
   };
 
   if (SPLIT) {
@@ -140,7 +146,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     cleanup.add('stop the projector', () => projector.stop());
   }
 
-  const bodies: Record<Target, () => string> = { baseline: registrations(), subject: registrations() };
+  const bodies: Record<Target, () => string> = { floor: registrations(), baseline: registrations(), subject: registrations() };
   const base: Omit<LoadOptions, 'url' | 'body' | 'check'> = {
     path: PATH,
     clients: CLIENTS,
@@ -152,7 +158,7 @@ async function main(cleanup: Cleanup): Promise<void> {
 
   const rounds: RoundFigures[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const target of ['baseline', 'subject'] as const) {
+    for (const target of ['floor', 'baseline', 'subject'] as const) {
       process.stderr.write(`round ${round}/${ROUNDS}: ${target} (${WARMUP_SECONDS} s warm-up + ${SECONDS} s) ... `);
       const answers: Array<{ at: number; seq: number }> = [];
       let lastSeq = -1;
@@ -239,7 +245,7 @@ function ledgerSeq(body: string): number | undefined {
 
 const cleanup = new Cleanup();
 // Everything is bounded on its own; this catches what is not (a hung child, a stuck connection).
-const limitMs = STARTUP_TIMEOUT_MS * 2 + ROUNDS * 2 * ((WARMUP_SECONDS + SECONDS) * 1000 + REQUEST_TIMEOUT_MS) + ROUNDS * LAG_WAIT_MS + 60_000;
+const limitMs = STARTUP_TIMEOUT_MS * 3 + ROUNDS * 3 * ((WARMUP_SECONDS + SECONDS) * 1000 + REQUEST_TIMEOUT_MS) + ROUNDS * LAG_WAIT_MS + 60_000;
 const watchdog = setTimeout(() => {
   console.error(`bench: still running after ${Math.round(limitMs / 1000)} s; giving up`);
   void cleanup.run().finally(() => process.exit(1));
