@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { InProcessBus, PROJECTED_CHANNEL, type Notification } from '@svc/bus';
+import { InProcessBus, type Notification } from '@svc/bus';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { LEDGER_STREAM, LedgerWriter, PostgresEventStore } from '@svc/ledger';
 import { Projector, projections, readCheckpoint, rebuildReadModels, type Projection } from '@svc/projections';
@@ -70,19 +70,16 @@ describe('the projector', () => {
 
   it('announces a batch only after its transaction committed, and not at all when it failed', async () => {
     await writeLedger(10);
-    const bus = new InProcessBus();
-    // What was visible when each notification arrived, read in arrival order on one connection.
-    const seen: Array<{ seq: number; visible: Promise<number> }> = [];
-    let reads = Promise.resolve(-1);
-    let markerSeen = false;
-    await bus.subscribe(PROJECTED_CHANNEL, (message: Notification) => {
-      if (message.kind === 'marker') {
-        markerSeen = true;
-        return;
+    // Another connection looks at the moment of each publish: inside the batch's transaction it
+    // would still see the old checkpoint.
+    const observer = await openDatabase({ url: db.url, dataDir: tempDir('observer') });
+    const atPublish: Array<{ seq: number; visible: number }> = [];
+    class ObservedBus extends InProcessBus {
+      override async publish(channel: string, message: Notification): Promise<void> {
+        atPublish.push({ seq: message.seq, visible: await readCheckpoint(observer.db, 'rm') });
+        return super.publish(channel, message);
       }
-      reads = reads.then(() => readCheckpoint(database.db, 'rm'));
-      seen.push({ seq: message.seq, visible: reads });
-    });
+    }
     const failing: Projection = {
       name: 'fails-at-7',
       canHandle: '*',
@@ -91,19 +88,17 @@ describe('the projector', () => {
         if (entries.some(({ entry }) => entry.seq === 7)) throw new Error('boom');
       },
     };
-    const projector = await new Projector({ database, store, bus, projections: [...projections, failing], schema: 'rm' }).init();
-    await projector.applyBatch(await store.readForward(LEDGER_STREAM, 0, 5));
-    await expect(projector.applyBatch(await store.readForward(LEDGER_STREAM, 5, 5))).rejects.toThrow('boom');
-    // The bus delivers in order: once the marker is in, every notification sent before it is too.
-    await bus.publish(PROJECTED_CHANNEL, { kind: 'marker', seq: -2 });
-    await new Promise<void>((resolve) => {
-      const check = () => (markerSeen ? resolve() : setImmediate(check));
-      check();
-    });
-    expect(await Promise.all(seen.map(async (s) => ({ seq: s.seq, visible: await s.visible })))).toEqual([{ seq: 4, visible: 4 }]);
-    expect(await readCheckpoint(database.db, 'rm')).toBe(4);
-    const rows = await sql<{ n: number }>`select count(*)::int as n from rm.entries`.execute(database.db);
-    expect(rows.rows[0]!.n).toBe(5);
+    try {
+      const projector = await new Projector({ database, store, bus: new ObservedBus(), projections: [...projections, failing], schema: 'rm' }).init();
+      await projector.applyBatch(await store.readForward(LEDGER_STREAM, 0, 5));
+      await expect(projector.applyBatch(await store.readForward(LEDGER_STREAM, 5, 5))).rejects.toThrow('boom');
+      expect(atPublish).toEqual([{ seq: 4, visible: 4 }]);
+      expect(await readCheckpoint(database.db, 'rm')).toBe(4);
+      const rows = await sql<{ n: number }>`select count(*)::int as n from rm.entries`.execute(database.db);
+      expect(rows.rows[0]!.n).toBe(5);
+    } finally {
+      await observer.close();
+    }
   });
 
   it('rebuilds from zero beside the live read models and swaps to an identical copy', async () => {
