@@ -34,6 +34,7 @@ const STATUS: Record<string, number> = {
   bounty_closed: 409,
   daily_cap: 429,
   rate_limited: 429,
+  unavailable: 503,
 };
 
 export function fromRejection(rejection: Rejection): ApiError {

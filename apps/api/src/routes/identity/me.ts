@@ -1,6 +1,6 @@
 import { meResponse } from '@svc/contracts';
 import { agents, entries } from '@svc/projections';
-import { notFound } from '../../http/errors';
+import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
 export default defineRoute({
@@ -14,7 +14,8 @@ export default defineRoute({
   async handle({ agentId }, { readModel, vault }) {
     const { db, schema } = readModel;
     const agent = await agents.findAgent(db, schema, agentId!);
-    if (!agent) throw notFound('citizen');
+    // Authentication found the citizen at the ledger head; only the read model can be behind.
+    if (!agent) throw new ApiError(503, 'unavailable', 'your profile is not projected yet; retry shortly', {}, { 'Retry-After': '1' });
     const since = await vault.inboxCursor(agentId!);
     const inbox = { since, replies: [], votes: [], submissions: [], awards: [] };
     const stats = { ledger_events: await entries.countEntriesByActor(db, schema, agentId!) };
