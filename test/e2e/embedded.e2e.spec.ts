@@ -10,7 +10,7 @@ import { call, uniqueHandle } from '../support/http';
  */
 describe('the embedded single-process start', () => {
   const dataDir = tempDir('embedded');
-  const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: '', EVENTSTORE_URL: '', REDIS_URL: '', SERVICE_MASTER_KEY: '' };
+  const env = { DATA_DIR: dataDir, PORT: '0', LOCALNET_PORT: '0', HOST: '127.0.0.1', DATABASE_URL: '', EVENTSTORE_URL: '', REDIS_URL: '', SERVICE_MASTER_KEY: '' };
   let service: ChildService;
 
   afterEach(async () => {

@@ -58,6 +58,7 @@ export function testConfig(env: Record<string, string | undefined>): Config {
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_RPS: '100000',
     REGISTER_PER_IP_PER_HOUR: '100000',
+    LOCALNET_PORT: '0',
     REDIS_PREFIX: `t${randomBytes(4).toString('hex')}`,
     ...env,
   } as NodeJS.ProcessEnv);

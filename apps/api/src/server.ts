@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '@svc/config';
 import { startProjector, type RunningProjector } from '@svc/app-projector';
+import { startBundledLocalnet, type Localnet } from '@svc/app-localnet';
 import { projections, readModelMigrations } from '@svc/projections';
 import { migrate } from '@svc/readmodel';
 import { createApp } from './http/app';
@@ -13,12 +14,26 @@ export interface RunningServer {
   port: number;
   services: Services;
   projector?: RunningProjector;
+  /** The Solana JSON-RPC this process trades through: SOLANA_RPC_URL, or the bundled local chain. */
+  solanaRpcUrl: string;
   close(): Promise<void>;
 }
 
 /** The API, and with `withProjector` the projector too, in this process. */
 export async function startServer(config: Config, options: { withProjector: boolean }): Promise<RunningServer> {
   const log = createLogger(config, 'svc-api');
+  // One process owns the bundled chain's files, so only the embedded shape starts it; start:api expects `npm run localnet`.
+  const localnet: Localnet | undefined =
+    options.withProjector && !config.solanaRpcUrl
+      ? await startBundledLocalnet({
+          port: config.localnetPort,
+          host: '127.0.0.1',
+          dataDir: config.dataDir,
+          solUsd: config.localnetSolUsd,
+          onError: (error) => log.error({ err: error }, 'localnet internal error'),
+        })
+      : undefined;
+  const solanaRpcUrl = config.solanaRpcUrl ?? localnet?.rpcUrl ?? `http://127.0.0.1:${config.localnetPort}`;
   const services = await buildServices(config, log);
   const { db } = services.database;
   await migrate(db, config.readModelSchema, readModelMigrations(projections));
@@ -44,7 +59,7 @@ export async function startServer(config: Config, options: { withProjector: bool
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   log.info(
-    { url, store: services.store.kind, database: services.database.kind, bus: services.bus.kind, projector: Boolean(projector), ledger_head: services.writer.head.seq },
+    { url, solana_rpc: solanaRpcUrl, store: services.store.kind, database: services.database.kind, bus: services.bus.kind, projector: Boolean(projector), ledger_head: services.writer.head.seq },
     'service listening',
   );
   let closing: Promise<void> | undefined;
@@ -53,6 +68,7 @@ export async function startServer(config: Config, options: { withProjector: bool
     port,
     services,
     projector,
+    solanaRpcUrl,
     close() {
       closing ??= (async () => {
         await new Promise<void>((resolve) => {
@@ -62,6 +78,7 @@ export async function startServer(config: Config, options: { withProjector: bool
         closeApp();
         await projector?.stop();
         await services.close();
+        await localnet?.close();
       })();
       return closing;
     },

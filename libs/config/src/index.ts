@@ -16,6 +16,8 @@ export interface Config {
   redisPrefix: string;
   solanaRpcUrl?: string;
   localnetPort: number;
+  /** SOL/USD of the bundled local chain's price API. */
+  localnetSolUsd: number;
   /** base64 of 32 bytes; unset = generated once into dataDir. */
   serviceMasterKey?: string;
   readModelSchema: string;
@@ -68,6 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisPrefix: str(env, 'REDIS_PREFIX') ?? 'svc',
     solanaRpcUrl: str(env, 'SOLANA_RPC_URL'),
     localnetPort: int(env, 'LOCALNET_PORT', 8899),
+    localnetSolUsd: int(env, 'LOCALNET_SOL_USD', 150),
     serviceMasterKey: str(env, 'SERVICE_MASTER_KEY'),
     readModelSchema: str(env, 'READ_MODEL_SCHEMA') ?? 'rm',
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
@@ -85,7 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** The variables the README documents, with their defaults; a test keeps the two in step. */
 export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'EVENTSTORE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'SOLANA_RPC_URL',
-  'LOCALNET_PORT', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
+  'LOCALNET_PORT', 'LOCALNET_SOL_USD', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
   'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'SNAPSHOT_EVERY', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT',
 ] as const;

@@ -1,0 +1,23 @@
+import { startLocalnet, type Localnet } from './server';
+import { emulatedPrograms } from './programs';
+
+export interface BundledOptions {
+  port: number;
+  host?: string;
+  dataDir: string | null;
+  solUsd: number;
+  onError?: (error: unknown) => void;
+}
+
+/** The local chain as `npm start` and `npm run localnet` run it: every emulated venue, seeded tokens and the aggregator API. */
+export function startBundledLocalnet(options: BundledOptions): Promise<Localnet> {
+  return startLocalnet({
+    port: options.port,
+    host: options.host,
+    dataDir: options.dataDir,
+    programs: emulatedPrograms(),
+    seeds: [],
+    routes: [],
+    onError: options.onError,
+  });
+}

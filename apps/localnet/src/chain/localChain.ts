@@ -1,0 +1,577 @@
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { Clock, LiteSvm } from 'litesvm/dist/internal';
+import bs58 from 'bs58';
+import {
+  AddressLookupTableAccount,
+  ComputeBudgetProgram,
+  Keypair,
+  PublicKey,
+  SystemProgram,
+  TransactionMessage,
+  VersionedTransaction,
+} from '@solana/web3.js';
+import { fromLiteSvmError, TransactionErrorJson, TransactionFailure } from '../runtime/errors';
+import { Executor, LoadedMessage, readAccount, writeAccount } from '../runtime/executor';
+import type { AccountState, EmulatedProgram, GenesisContext } from '../runtime/program';
+import { BLOCKHASH_VALIDITY, BlockhashWindow } from './blockhashes';
+import { ChainStore, WalRecord } from './persistence';
+import { signaturesValid } from './signatures';
+import { decodeMint, decodeTokenAccount, uiTokenAmount } from './tokens';
+
+export const SLOT_MS = 400;
+export const LAMPORTS_PER_SIGNATURE = 5000n;
+const SLOTS_PER_EPOCH = 432_000;
+const MAX_RECORDS = 20_000;
+const MAX_SIGNATURES_PER_ADDRESS = 1_000;
+
+/** Deterministic, like solana-test-validator's faucet: a sandbox key, never a secret. */
+export const FAUCET = Keypair.fromSeed(createHash('sha256').update('localnet faucet').digest());
+const RUNTIME_PAYER = Keypair.fromSeed(createHash('sha256').update('localnet runtime payer').digest()).publicKey;
+const FAUCET_LAMPORTS = 500_000_000n * 1_000_000_000n;
+
+export interface TokenBalance {
+  accountIndex: number;
+  mint: string;
+  owner: string;
+  programId: string;
+  uiTokenAmount: ReturnType<typeof uiTokenAmount>;
+}
+
+export interface TransactionRecord {
+  signature: string;
+  slot: number;
+  blockTime: number;
+  version: 'legacy' | 0;
+  wire: Buffer;
+  accountKeys: string[];
+  meta: {
+    err: TransactionErrorJson | null;
+    status: { Ok: null } | { Err: TransactionErrorJson };
+    fee: number;
+    preBalances: number[];
+    postBalances: number[];
+    preTokenBalances: TokenBalance[];
+    postTokenBalances: TokenBalance[];
+    logMessages: string[];
+    innerInstructions: unknown[];
+    loadedAddresses: { writable: string[]; readonly: string[] };
+    rewards: unknown[];
+    computeUnitsConsumed: number;
+  };
+}
+
+export interface SimulationResult {
+  err: TransactionErrorJson | null;
+  logs: string[];
+  unitsConsumed: number;
+  accounts: (AccountState | null)[] | null;
+  replacementBlockhash: { blockhash: string; lastValidBlockHeight: number } | null;
+}
+
+/** Refusals that the RPC reports as JSON-RPC errors rather than as a failed transaction. */
+export class RpcRefusal extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+export interface LocalChainOptions {
+  /** Where the chain persists; null keeps it in memory only. */
+  dataDir: string | null;
+  programs: readonly EmulatedProgram[];
+  /** Seeding run once when the chain is created, after the programs' own genesis (e.g. the local stablecoin and its pool). */
+  seeds?: readonly ((genesis: GenesisContext) => void)[];
+  now?: () => number;
+}
+
+interface Committed {
+  record: TransactionRecord;
+  writable: PublicKey[];
+}
+
+/**
+ * LiteSVM plus what a validator adds around it: slots and a blockhash window on a 400 ms clock, signature
+ * checks, fees, transaction history with balances, emulated programs, and durability (a write-ahead log
+ * of every committed transaction, replayed over the last snapshot at start).
+ */
+export class LocalChain extends EventEmitter {
+  private svm!: LiteSvm;
+  private executor!: Executor;
+  private blockhashes = new BlockhashWindow();
+  private readonly records = new Map<string, TransactionRecord>();
+  private readonly byAddress = new Map<string, string[]>();
+  private genesisAt = 0;
+  /** Transactions committed since genesis (replays count again, so this survives restarts). */
+  transactionCount = 0;
+  private slotNow = 0;
+  private replaying = false;
+  private readonly now: () => number;
+  private readonly programs: Map<string, EmulatedProgram>;
+  private readonly seeds: readonly ((genesis: GenesisContext) => void)[];
+
+  private constructor(
+    options: LocalChainOptions,
+    private readonly store: ChainStore | null,
+  ) {
+    super();
+    this.setMaxListeners(0);
+    this.now = options.now ?? Date.now;
+    this.programs = new Map(options.programs.map((p) => [p.programId.toBase58(), p]));
+    this.seeds = options.seeds ?? [];
+  }
+
+  static async open(options: LocalChainOptions): Promise<LocalChain> {
+    const store = options.dataDir ? await ChainStore.open(options.dataDir) : null;
+    const chain = new LocalChain(options, store);
+    const saved = store ? await store.load() : null;
+    if (saved) {
+      chain.restore(saved.state, saved.meta);
+      chain.replaying = true;
+      for (const record of saved.wal) chain.replay(record);
+      chain.replaying = false;
+    } else {
+      chain.genesis();
+      await chain.snapshot();
+    }
+    chain.tick();
+    return chain;
+  }
+
+  // ---- clock -------------------------------------------------------------------------------------
+
+  get slot(): number {
+    this.tick();
+    return this.slotNow;
+  }
+
+  get blockHeight(): number {
+    return this.slot;
+  }
+
+  latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
+    this.tick();
+    const blockhash = this.svm.latestBlockhash();
+    return { blockhash, lastValidBlockHeight: this.blockhashes.lastValidBlockHeight(blockhash) ?? this.slotNow + BLOCKHASH_VALIDITY };
+  }
+
+  isBlockhashValid(hash: string): boolean {
+    return this.blockhashes.isValid(hash, this.slot);
+  }
+
+  /** Advances slots with wall time; each new slot brings a new blockhash (idle stretches jump at once). */
+  tick(): void {
+    if (this.replaying) return;
+    const target = Math.floor((this.now() - this.genesisAt) / SLOT_MS);
+    if (target <= this.slotNow) return;
+    const parent = this.slotNow;
+    this.setClock(target, this.now());
+    this.svm.expireBlockhash();
+    this.blockhashes.add(this.svm.latestBlockhash(), target + BLOCKHASH_VALIDITY);
+    this.blockhashes.prune(target);
+    this.emit('slot', { slot: target, parent, root: target });
+  }
+
+  private setClock(slot: number, atMs: number): void {
+    this.slotNow = slot;
+    const epoch = BigInt(Math.floor(slot / SLOTS_PER_EPOCH));
+    this.svm.setClock(new Clock(BigInt(slot), 0n, epoch, epoch + 1n, BigInt(Math.floor(atMs / 1000))));
+  }
+
+  private clock(): { slot: bigint; unixTimestamp: bigint } {
+    const clock = this.svm.getClock();
+    return { slot: clock.slot, unixTimestamp: clock.unixTimestamp };
+  }
+
+  // ---- accounts ----------------------------------------------------------------------------------
+
+  account(pubkey: PublicKey): AccountState | null {
+    const state = readAccount(this.svm, pubkey);
+    return state && (state.lamports > 0n || state.data.length > 0) ? state : null;
+  }
+
+  programAccounts(programId: PublicKey): { pubkey: PublicKey; account: AccountState }[] {
+    return this.svm.getProgramAccounts(programId.toBytes()).map((entry) => {
+      const raw = entry.account();
+      return {
+        pubkey: new PublicKey(entry.address),
+        account: { lamports: raw.lamports(), data: Buffer.from(raw.data()), owner: new PublicKey(raw.owner()), executable: raw.executable() },
+      };
+    });
+  }
+
+  rentExempt(length: number): bigint {
+    return this.svm.minimumBalanceForRentExemption(BigInt(length));
+  }
+
+  // ---- transactions ------------------------------------------------------------------------------
+
+  /** Validates, executes and commits a wire transaction; resolves once it is durable. */
+  async send(wire: Buffer, options: { skipPreflight?: boolean } = {}): Promise<string> {
+    this.tick();
+    const tx = deserialize(wire);
+    const signature = bs58.encode(tx.signatures[0] ?? new Uint8Array(64));
+    if (this.records.has(signature)) throw preflightFailure('AlreadyProcessed', []);
+    const checks = this.check(tx, true);
+    if (checks) {
+      // Mainnet's RPC forwards an unchecked transaction and the leader drops it; preflight reports why.
+      if (options.skipPreflight) return signature;
+      throw checks;
+    }
+    const loaded = this.load(tx);
+    const committed = this.commit(tx, wire, loaded, { rollbackOnError: !options.skipPreflight });
+    if (!committed) return signature;
+    await this.persist({ wire: wire.toString('base64'), slot: committed.record.slot, at: committed.record.blockTime * 1000 });
+    this.announce(committed);
+    return signature;
+  }
+
+  simulate(wire: Buffer, options: { sigVerify?: boolean; replaceRecentBlockhash?: boolean; accounts?: string[] } = {}): SimulationResult {
+    this.tick();
+    let tx = deserialize(wire);
+    if (options.sigVerify && options.replaceRecentBlockhash) {
+      throw new RpcRefusal(-32602, 'Invalid params: sigVerify may not be used with replaceRecentBlockhash');
+    }
+    let replacementBlockhash: SimulationResult['replacementBlockhash'] = null;
+    if (options.replaceRecentBlockhash) {
+      replacementBlockhash = this.latestBlockhash();
+      tx.message.recentBlockhash = replacementBlockhash.blockhash;
+      tx = new VersionedTransaction(tx.message, tx.signatures);
+    }
+    if (options.sigVerify && !signaturesValid(tx)) throw new RpcRefusal(-32003, 'Transaction signature verification failure');
+    if (!replacementBlockhash && !this.blockhashes.isValid(tx.message.recentBlockhash, this.slotNow)) {
+      return { err: 'BlockhashNotFound', logs: [], unitsConsumed: 0, accounts: null, replacementBlockhash };
+    }
+    const loaded = this.load(tx);
+    const before = loaded.keys.map((key) => readAccount(this.svm, key));
+    let outcome: { err: TransactionErrorJson | null; logs: string[]; units: number };
+    try {
+      outcome = this.execute(tx, loaded);
+    } catch (error) {
+      if (error instanceof TransactionFailure) return { err: error.error, logs: error.logs, unitsConsumed: 0, accounts: null, replacementBlockhash };
+      throw error;
+    }
+    const accounts = options.accounts?.map((address) => this.account(new PublicKey(address))) ?? null;
+    loaded.keys.forEach((key, i) => loaded.writable[i] && writeAccount(this.svm, key, before[i]));
+    return { err: outcome.err, logs: outcome.logs, unitsConsumed: outcome.units, accounts, replacementBlockhash };
+  }
+
+  /** Funds an address from the faucet with a real, recorded System transfer. */
+  async airdrop(to: PublicKey, lamports: bigint): Promise<string> {
+    this.ensureFaucet(lamports);
+    const message = new TransactionMessage({
+      payerKey: FAUCET.publicKey,
+      recentBlockhash: this.latestBlockhash().blockhash,
+      instructions: [SystemProgram.transfer({ fromPubkey: FAUCET.publicKey, toPubkey: to, lamports })],
+    }).compileToLegacyMessage();
+    const tx = new VersionedTransaction(message);
+    tx.sign([FAUCET]);
+    return this.send(Buffer.from(tx.serialize()));
+  }
+
+  /** Runs instructions signed by keys the localnet holds (tools and genesis of seeded venues). */
+  async sendAsLocalnet(instructions: ConstructorParameters<typeof TransactionMessage>[0]['instructions'], signers: Keypair[]): Promise<string> {
+    const message = new TransactionMessage({
+      payerKey: signers[0].publicKey,
+      recentBlockhash: this.latestBlockhash().blockhash,
+      instructions,
+    }).compileToLegacyMessage();
+    const tx = new VersionedTransaction(message);
+    tx.sign(signers);
+    return this.send(Buffer.from(tx.serialize()));
+  }
+
+  record(signature: string): TransactionRecord | undefined {
+    return this.records.get(signature);
+  }
+
+  signaturesFor(address: string): TransactionRecord[] {
+    return (this.byAddress.get(address) ?? []).map((s) => this.records.get(s)).filter((r): r is TransactionRecord => !!r);
+  }
+
+  // ---- execution ---------------------------------------------------------------------------------
+
+  /** Signature and blockhash checks a validator makes before execution; null when they pass. */
+  private check(tx: VersionedTransaction, verifySignatures: boolean): RpcRefusal | null {
+    if (tx.signatures.length !== tx.message.header.numRequiredSignatures || tx.signatures.length === 0) {
+      return new RpcRefusal(-32602, 'invalid transaction: Transaction failed to sanitize accounts offsets correctly');
+    }
+    if (verifySignatures && !signaturesValid(tx)) return new RpcRefusal(-32003, 'Transaction signature verification failure');
+    if (!this.blockhashes.isValid(tx.message.recentBlockhash, this.slotNow)) return preflightFailure('BlockhashNotFound', []);
+    return null;
+  }
+
+  private load(tx: VersionedTransaction): LoadedMessage {
+    const message = tx.message;
+    let lookups: AddressLookupTableAccount[] = [];
+    if ('addressTableLookups' in message && message.addressTableLookups.length > 0) {
+      lookups = message.addressTableLookups.map((lookup) => {
+        const account = this.account(lookup.accountKey);
+        if (!account) throw preflightFailure('AddressLookupTableNotFound', []);
+        return new AddressLookupTableAccount({ key: lookup.accountKey, state: AddressLookupTableAccount.deserialize(account.data) });
+      });
+    }
+    let keys: PublicKey[];
+    try {
+      const accountKeys = message.getAccountKeys({ addressLookupTableAccounts: lookups });
+      keys = [...accountKeys.staticAccountKeys, ...(accountKeys.accountKeysFromLookups?.writable ?? []), ...(accountKeys.accountKeysFromLookups?.readonly ?? [])];
+    } catch {
+      throw preflightFailure('InvalidAddressLookupTableIndex', []);
+    }
+    return {
+      keys,
+      signer: keys.map((_, i) => message.isAccountSigner(i)),
+      writable: keys.map((_, i) => message.isAccountWritable(i)),
+      instructions: message.compiledInstructions.map((ix) => ({
+        programIndex: ix.programIdIndex,
+        accountIndexes: ix.accountKeyIndexes,
+        data: Buffer.from(ix.data),
+      })),
+    };
+  }
+
+  /** Executes against live state; throws TransactionFailure when the transaction cannot be charged a fee. */
+  private execute(tx: VersionedTransaction, loaded: LoadedMessage): { err: TransactionErrorJson | null; logs: string[]; units: number; fee: bigint } {
+    const fee = feeOf(tx, loaded);
+    const emulated = loaded.instructions.some((ix) => this.executor.isEmulated(loaded.keys[ix.programIndex]));
+    if (!emulated) {
+      const result = this.svm.sendVersionedTransaction(tx.serialize()) as { err?: () => unknown; meta?: () => unknown };
+      const meta = (result.meta ? result.meta() : result) as { logs(): string[]; computeUnitsConsumed(): bigint };
+      const err = result.err ? fromLiteSvmError(result.err()) : null;
+      if (err !== null && typeof err !== 'object') throw new TransactionFailure(err, meta.logs());
+      return { err, logs: meta.logs(), units: Number(meta.computeUnitsConsumed()), fee };
+    }
+    const payer = this.account(loaded.keys[0]);
+    if (!payer) throw new TransactionFailure('AccountNotFound');
+    if (payer.lamports < fee) throw new TransactionFailure('InsufficientFundsForFee');
+    const before = loaded.keys.map((key) => readAccount(this.svm, key));
+    writeAccount(this.svm, loaded.keys[0], { ...payer, lamports: payer.lamports - fee });
+    const outcome = this.executor.execute(loaded);
+    if (outcome.err) {
+      loaded.keys.forEach((key, i) => loaded.writable[i] && writeAccount(this.svm, key, before[i]));
+      writeAccount(this.svm, loaded.keys[0], { ...payer, lamports: payer.lamports - fee });
+    }
+    return { err: outcome.err, logs: outcome.logs, units: outcome.computeUnits, fee };
+  }
+
+  /** Executes and records; null when the transaction was refused without landing. */
+  private commit(tx: VersionedTransaction, wire: Buffer, loaded: LoadedMessage, options: { rollbackOnError: boolean }): Committed | null {
+    const before = loaded.keys.map((key) => readAccount(this.svm, key));
+    const mints = new Map<string, number>();
+    const preTokenBalances = this.tokenBalances(loaded.keys, before, mints);
+    let outcome: ReturnType<LocalChain['execute']>;
+    try {
+      outcome = this.execute(tx, loaded);
+    } catch (error) {
+      if (!(error instanceof TransactionFailure)) throw error;
+      if (!options.rollbackOnError) return null;
+      throw preflightFailure(error.error, error.logs);
+    }
+    if (outcome.err && options.rollbackOnError) {
+      loaded.keys.forEach((key, i) => loaded.writable[i] && writeAccount(this.svm, key, before[i]));
+      throw preflightFailure(outcome.err, outcome.logs, outcome.units);
+    }
+    const after = loaded.keys.map((key) => readAccount(this.svm, key));
+    const signature = bs58.encode(tx.signatures[0]);
+    const accountKeys = loaded.keys.map((k) => k.toBase58());
+    const statics = tx.message.staticAccountKeys.length;
+    const record: TransactionRecord = {
+      signature,
+      slot: this.slotNow,
+      blockTime: Number(this.svm.getClock().unixTimestamp),
+      version: tx.version === 'legacy' ? 'legacy' : 0,
+      wire,
+      accountKeys,
+      meta: {
+        err: outcome.err,
+        status: outcome.err ? { Err: outcome.err } : { Ok: null },
+        fee: Number(outcome.fee),
+        preBalances: before.map((a) => Number(a?.lamports ?? 0n)),
+        postBalances: after.map((a) => Number(a?.lamports ?? 0n)),
+        preTokenBalances,
+        postTokenBalances: this.tokenBalances(loaded.keys, after, mints),
+        logMessages: outcome.logs,
+        innerInstructions: [],
+        loadedAddresses: {
+          writable: accountKeys.slice(statics).filter((_, i) => loaded.writable[statics + i]),
+          readonly: accountKeys.slice(statics).filter((_, i) => !loaded.writable[statics + i]),
+        },
+        rewards: [],
+        computeUnitsConsumed: outcome.units,
+      },
+    };
+    this.remember(record);
+    return { record, writable: loaded.keys.filter((_, i) => loaded.writable[i]) };
+  }
+
+  private tokenBalances(keys: PublicKey[], states: (AccountState | null)[], mints: Map<string, number>): TokenBalance[] {
+    const balances: TokenBalance[] = [];
+    states.forEach((state, accountIndex) => {
+      const token = state && decodeTokenAccount(state);
+      if (!token || !state) return;
+      const mint = token.mint.toBase58();
+      let decimals = mints.get(mint);
+      if (decimals === undefined) {
+        const mintAccount = this.account(token.mint);
+        decimals = (mintAccount && decodeMint(mintAccount)?.decimals) ?? 0;
+        mints.set(mint, decimals);
+      }
+      balances.push({ accountIndex, mint, owner: token.owner.toBase58(), programId: state.owner.toBase58(), uiTokenAmount: uiTokenAmount(token.amount, decimals) });
+    });
+    void keys;
+    return balances;
+  }
+
+  private remember(record: TransactionRecord): void {
+    this.transactionCount++;
+    this.records.set(record.signature, record);
+    if (this.records.size > MAX_RECORDS) this.records.delete(this.records.keys().next().value!);
+    for (const key of record.accountKeys) {
+      let list = this.byAddress.get(key);
+      if (!list) this.byAddress.set(key, (list = []));
+      list.push(record.signature);
+      if (list.length > MAX_SIGNATURES_PER_ADDRESS) list.shift();
+    }
+  }
+
+  private announce(committed: Committed): void {
+    this.emit('transaction', committed.record);
+    if (this.listenerCount('account') > 0) for (const key of committed.writable) this.emit('account', key);
+  }
+
+  // ---- genesis and persistence -------------------------------------------------------------------
+
+  private fresh(svm: LiteSvm): void {
+    svm.setSigverify(false);
+    svm.setBlockhashCheck(false);
+    svm.setTransactionHistory(0n);
+    this.svm = svm;
+    this.executor = new Executor(svm, this.programs, RUNTIME_PAYER, () => this.clock());
+  }
+
+  private genesis(): void {
+    this.fresh(new LiteSvm());
+    this.genesisAt = this.now();
+    this.setClock(0, this.genesisAt);
+    this.blockhashes.add(this.svm.latestBlockhash(), BLOCKHASH_VALIDITY);
+    writeAccount(this.svm, FAUCET.publicKey, { lamports: FAUCET_LAMPORTS, data: Buffer.alloc(0), owner: SystemProgram.programId, executable: false });
+    writeAccount(this.svm, RUNTIME_PAYER, { lamports: 1n << 62n, data: Buffer.alloc(0), owner: SystemProgram.programId, executable: false });
+    const context: GenesisContext = {
+      setAccount: (pubkey, state) => writeAccount(this.svm, pubkey, state),
+      rentExempt: (length) => this.rentExempt(length),
+      run: (instructions, signers) => {
+        const logs: string[] = [];
+        for (const instruction of instructions) {
+          const granted = new Set(signers.map((s) => s.toBase58()));
+          const keys = instruction.keys.map((k) => ({ ...k, isSigner: k.isSigner || granted.has(k.pubkey.toBase58()) }));
+          this.executor.runNative({ ...instruction, keys } as typeof instruction, 1, logs);
+        }
+      },
+    };
+    for (const program of this.programs.values()) program.genesis?.(context);
+    for (const seed of this.seeds) seed(context);
+  }
+
+  private ensureFaucet(lamports: bigint): void {
+    const faucet = this.account(FAUCET.publicKey);
+    if ((faucet?.lamports ?? 0n) < lamports + 1_000_000_000n) {
+      throw new RpcRefusal(-32603, 'Internal error: the faucet is dry');
+    }
+  }
+
+  private restore(state: Buffer, meta: ChainMeta): void {
+    this.fresh(LiteSvm.fromBytes(state));
+    this.genesisAt = meta.genesisAt;
+    this.slotNow = meta.slot;
+    this.blockhashes = BlockhashWindow.from(meta.blockhashes);
+    for (const record of meta.records) this.remember(reviveRecord(record));
+    this.transactionCount = meta.transactionCount;
+  }
+
+  private replay(entry: WalRecord): void {
+    const wire = Buffer.from(entry.wire, 'base64');
+    const tx = deserialize(wire);
+    this.setClock(entry.slot, entry.at);
+    this.commit(tx, wire, this.load(tx), { rollbackOnError: false });
+  }
+
+  private async persist(entry: WalRecord): Promise<void> {
+    if (!this.store || this.replaying) return;
+    await this.store.append(entry);
+    if (this.store.walLength >= 2_000) await this.snapshot();
+  }
+
+  async snapshot(): Promise<void> {
+    if (!this.store) return;
+    const meta: ChainMeta = {
+      genesisAt: this.genesisAt,
+      slot: this.slotNow,
+      transactionCount: this.transactionCount,
+      blockhashes: this.blockhashes.toJSON(),
+      records: [...this.records.values()].slice(-2_000).map((r) => ({ ...r, wire: r.wire.toString('base64') })),
+    };
+    await this.store.snapshot(Buffer.from(this.svm.toBytes()), meta);
+  }
+
+  async close(): Promise<void> {
+    await this.snapshot();
+    await this.store?.close();
+    this.removeAllListeners();
+  }
+}
+
+export interface ChainMeta {
+  genesisAt: number;
+  slot: number;
+  transactionCount: number;
+  blockhashes: [string, number][];
+  records: (Omit<TransactionRecord, 'wire'> & { wire: string })[];
+}
+
+function reviveRecord(record: ChainMeta['records'][number]): TransactionRecord {
+  return { ...record, wire: Buffer.from(record.wire, 'base64') };
+}
+
+function deserialize(wire: Buffer): VersionedTransaction {
+  try {
+    return VersionedTransaction.deserialize(wire);
+  } catch (error) {
+    throw new RpcRefusal(-32602, `failed to deserialize solana_transaction::versioned::VersionedTransaction: ${(error as Error).message}`);
+  }
+}
+
+/** Base fee per signature plus the compute-budget priority fee, as agave charges it. */
+function feeOf(tx: VersionedTransaction, loaded: LoadedMessage): bigint {
+  let microLamports = 0n;
+  let limit = 0n;
+  let nonBudget = 0;
+  for (const ix of loaded.instructions) {
+    if (!loaded.keys[ix.programIndex].equals(ComputeBudgetProgram.programId)) {
+      nonBudget++;
+      continue;
+    }
+    if (ix.data[0] === 2 && ix.data.length >= 5) limit = BigInt(ix.data.readUInt32LE(1));
+    if (ix.data[0] === 3 && ix.data.length >= 9) microLamports = ix.data.readBigUInt64LE(1);
+  }
+  if (limit === 0n) limit = BigInt(Math.min(200_000 * nonBudget, 1_400_000));
+  const priority = (microLamports * limit + 999_999n) / 1_000_000n;
+  return LAMPORTS_PER_SIGNATURE * BigInt(tx.signatures.length) + priority;
+}
+
+function preflightFailure(err: TransactionErrorJson, logs: string[], unitsConsumed = 0): RpcRefusal {
+  const failure = new TransactionFailure(err, logs);
+  return new RpcRefusal(-32002, `Transaction simulation failed: ${failure.message}`, {
+    accounts: null,
+    err,
+    innerInstructions: null,
+    loadedAccountsDataSize: 0,
+    logs,
+    replacementBlockhash: null,
+    returnData: null,
+    unitsConsumed,
+  });
+}

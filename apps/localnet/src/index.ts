@@ -1,0 +1,3 @@
+export { startLocalnet, type Localnet, type LocalnetOptions } from './server';
+export { startBundledLocalnet } from './bundled';
+export { LocalChain, FAUCET } from './chain/localChain';

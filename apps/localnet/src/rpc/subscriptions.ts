@@ -1,0 +1,195 @@
+import type { Server as HttpServer } from 'node:http';
+import { PublicKey } from '@solana/web3.js';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { LocalChain, TransactionRecord } from '../chain/localChain';
+import { SLOT_MS } from '../chain/localChain';
+import { encodeAccount, EncodeOptions, encodingOf, parsePubkey } from './encoding';
+import { RpcError } from './errors';
+
+const MAX_BUFFERED_BYTES = 8 << 20;
+
+type Subscription =
+  | { kind: 'signature'; socket: WebSocket; signature: string }
+  | { kind: 'account'; socket: WebSocket; key: string; options: EncodeOptions }
+  | { kind: 'slot'; socket: WebSocket };
+
+/**
+ * The PubSub WebSocket (RPC port + 1), speaking the JSON-RPC that web3.js's rpc-websockets client sends:
+ * signatureSubscribe (which confirmTransaction waits on), accountSubscribe and slotSubscribe.
+ */
+export class SubscriptionServer {
+  private readonly wss: WebSocketServer;
+  private readonly subscriptions = new Map<number, Subscription>();
+  private readonly bySignature = new Map<string, Set<number>>();
+  private readonly byAccount = new Map<string, Set<number>>();
+  private readonly slotSubscribers = new Set<number>();
+  private nextId = 0;
+  private slotTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly chain: LocalChain,
+    server: HttpServer,
+  ) {
+    this.wss = new WebSocketServer({ server, maxPayload: 64 * 1024 });
+    this.wss.on('connection', (socket) => this.connected(socket));
+    chain.on('transaction', (record: TransactionRecord) => this.landed(record));
+    chain.on('account', (key: PublicKey) => this.accountChanged(key));
+    chain.on('slot', (slot: { slot: number; parent: number; root: number }) => this.slotChanged(slot));
+  }
+
+  private connected(socket: WebSocket): void {
+    const owned = new Set<number>();
+    socket.on('message', (raw) => {
+      let request: { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
+      try {
+        request = JSON.parse(raw.toString());
+      } catch {
+        return this.send(socket, { jsonrpc: '2.0', error: RpcError.parse().toJSON(), id: null });
+      }
+      if (!request || typeof request !== 'object' || request.id === undefined) return; // notifications, e.g. web3.js's ping
+      const id = typeof request.id === 'number' || typeof request.id === 'string' ? request.id : null;
+      try {
+        const params = Array.isArray(request.params) ? request.params : [];
+        const result = this.handle(socket, owned, String(request.method), params);
+        this.send(socket, { jsonrpc: '2.0', result, id });
+      } catch (error) {
+        const rpcError = error instanceof RpcError ? error : new RpcError(-32603, 'Internal error');
+        this.send(socket, { jsonrpc: '2.0', error: rpcError.toJSON(), id });
+      }
+    });
+    socket.on('close', () => {
+      for (const id of owned) this.remove(id);
+    });
+    socket.on('error', () => socket.terminate());
+  }
+
+  private handle(socket: WebSocket, owned: Set<number>, method: string, params: unknown[]): unknown {
+    switch (method) {
+      case 'signatureSubscribe': {
+        if (typeof params[0] !== 'string') throw RpcError.invalidParams('Invalid param: Invalid');
+        const signature = params[0];
+        const id = this.add(owned, { kind: 'signature', socket, signature });
+        index(this.bySignature, signature, id);
+        const landed = this.chain.record(signature);
+        if (landed) setImmediate(() => this.landed(landed));
+        return id;
+      }
+      case 'accountSubscribe': {
+        const key = parsePubkey(params[0]).toBase58();
+        const options = (params[1] && typeof params[1] === 'object' ? params[1] : {}) as EncodeOptions;
+        encodingOf(options, 'base58');
+        const id = this.add(owned, { kind: 'account', socket, key, options: { encoding: options.encoding ?? 'base58' } });
+        index(this.byAccount, key, id);
+        return id;
+      }
+      case 'slotSubscribe': {
+        const id = this.add(owned, { kind: 'slot', socket });
+        this.slotSubscribers.add(id);
+        this.startSlotClock();
+        return id;
+      }
+      case 'signatureUnsubscribe':
+      case 'accountUnsubscribe':
+      case 'slotUnsubscribe': {
+        const id = params[0];
+        if (typeof id !== 'number' || !owned.has(id)) throw RpcError.invalidParams('Invalid subscription id.');
+        owned.delete(id);
+        this.remove(id);
+        return true;
+      }
+      default:
+        throw RpcError.methodNotFound();
+    }
+  }
+
+  private add(owned: Set<number>, subscription: Subscription): number {
+    const id = this.nextId++;
+    this.subscriptions.set(id, subscription);
+    owned.add(id);
+    return id;
+  }
+
+  private remove(id: number): void {
+    const subscription = this.subscriptions.get(id);
+    if (!subscription) return;
+    this.subscriptions.delete(id);
+    if (subscription.kind === 'signature') unindex(this.bySignature, subscription.signature, id);
+    if (subscription.kind === 'account') unindex(this.byAccount, subscription.key, id);
+    if (subscription.kind === 'slot') {
+      this.slotSubscribers.delete(id);
+      if (this.slotSubscribers.size === 0 && this.slotTimer) {
+        clearInterval(this.slotTimer);
+        this.slotTimer = null;
+      }
+    }
+  }
+
+  private landed(record: TransactionRecord): void {
+    const ids = this.bySignature.get(record.signature);
+    if (!ids) return;
+    for (const id of [...ids]) {
+      const subscription = this.subscriptions.get(id);
+      this.remove(id); // a signature subscription ends with its one notification, as on mainnet
+      if (!subscription) continue;
+      this.notify(subscription.socket, 'signatureNotification', id, { context: { slot: record.slot }, value: { err: record.meta.err } });
+    }
+  }
+
+  private accountChanged(key: PublicKey): void {
+    const ids = this.byAccount.get(key.toBase58());
+    if (!ids) return;
+    const account = this.chain.account(key);
+    for (const id of ids) {
+      const subscription = this.subscriptions.get(id);
+      if (subscription?.kind !== 'account') continue;
+      const value = account
+        ? encodeAccount(this.chain, account, subscription.options)
+        : { data: ['', 'base64'], executable: false, lamports: 0, owner: '11111111111111111111111111111111', rentEpoch: 0, space: 0 };
+      this.notify(subscription.socket, 'accountNotification', id, { context: { slot: this.chain.slot }, value });
+    }
+  }
+
+  private slotChanged(slot: { slot: number; parent: number; root: number }): void {
+    for (const id of this.slotSubscribers) {
+      const subscription = this.subscriptions.get(id);
+      if (subscription) this.notify(subscription.socket, 'slotNotification', id, slot);
+    }
+  }
+
+  /** Slots advance lazily on requests; a slot subscriber needs them to advance on their own. */
+  private startSlotClock(): void {
+    if (this.slotTimer) return;
+    this.slotTimer = setInterval(() => this.chain.tick(), SLOT_MS);
+    this.slotTimer.unref();
+  }
+
+  private notify(socket: WebSocket, method: string, subscription: number, result: unknown): void {
+    this.send(socket, { jsonrpc: '2.0', method, params: { result, subscription } });
+  }
+
+  private send(socket: WebSocket, message: unknown): void {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    // A client that does not read its notifications is cut off rather than buffered without bound.
+    if (socket.bufferedAmount > MAX_BUFFERED_BYTES) return void socket.terminate();
+    socket.send(JSON.stringify(message));
+  }
+
+  close(): Promise<void> {
+    if (this.slotTimer) clearInterval(this.slotTimer);
+    for (const client of this.wss.clients) client.terminate();
+    return new Promise((resolve) => this.wss.close(() => resolve()));
+  }
+}
+
+function index(map: Map<string, Set<number>>, key: string, id: number): void {
+  let ids = map.get(key);
+  if (!ids) map.set(key, (ids = new Set()));
+  ids.add(id);
+}
+
+function unindex(map: Map<string, Set<number>>, key: string, id: number): void {
+  const ids = map.get(key);
+  if (!ids) return;
+  ids.delete(id);
+  if (ids.size === 0) map.delete(key);
+}

@@ -1,0 +1,279 @@
+import { randomBytes } from 'node:crypto';
+import { Account, LiteSvm } from 'litesvm/dist/internal';
+import {
+  AccountMeta,
+  ComputeBudgetProgram,
+  PublicKey,
+  SystemProgram,
+  TransactionInstruction,
+  TransactionMessage,
+  VersionedTransaction,
+} from '@solana/web3.js';
+import { fromLiteSvmError, TransactionErrorJson, TransactionFailure } from './errors';
+import { AccountState, EmulatedProgram, InstructionAccount, InstructionContext, ProgramError } from './program';
+
+/** A transaction message with its account keys resolved (lookup tables included). */
+export interface LoadedMessage {
+  keys: PublicKey[];
+  signer: boolean[];
+  writable: boolean[];
+  instructions: { programIndex: number; accountIndexes: number[]; data: Buffer }[];
+}
+
+export interface ExecutionOutcome {
+  err: TransactionErrorJson | null;
+  logs: string[];
+  computeUnits: number;
+}
+
+const MAX_INVOKE_DEPTH = 4;
+
+export function readAccount(svm: LiteSvm, pubkey: PublicKey): AccountState | null {
+  const raw = svm.getAccount(pubkey.toBytes());
+  if (!raw) return null;
+  return { lamports: raw.lamports(), data: Buffer.from(raw.data()), owner: new PublicKey(raw.owner()), executable: raw.executable() };
+}
+
+export function writeAccount(svm: LiteSvm, pubkey: PublicKey, state: AccountState | null): void {
+  if (!state) {
+    svm.setAccount(pubkey.toBytes(), new Account(0n, new Uint8Array(0), SystemProgram.programId.toBytes(), false, 0n));
+    return;
+  }
+  svm.setAccount(pubkey.toBytes(), new Account(state.lamports, state.data, state.owner.toBytes(), state.executable, 0n));
+}
+
+/**
+ * Runs a transaction that reaches at least one emulated program, one instruction at a time: real programs
+ * execute inside LiteSVM as single-instruction transactions paid by a hidden runtime payer (signatures were
+ * verified up front, so LiteSVM runs with sigverify off), emulated programs run here. The caller has charged
+ * the fee and restores the writable accounts when the outcome carries an error.
+ */
+export class Executor {
+  constructor(
+    private readonly svm: LiteSvm,
+    private readonly programs: ReadonlyMap<string, EmulatedProgram>,
+    private readonly runtimePayer: PublicKey,
+    private readonly clock: () => { slot: bigint; unixTimestamp: bigint },
+  ) {}
+
+  isEmulated(programId: PublicKey): boolean {
+    return this.programs.has(programId.toBase58());
+  }
+
+  execute(message: LoadedMessage): ExecutionOutcome {
+    const logs: string[] = [];
+    let computeUnits = 0;
+    for (let index = 0; index < message.instructions.length; index++) {
+      const compiled = message.instructions[index];
+      const programId = message.keys[compiled.programIndex];
+      if (programId.equals(ComputeBudgetProgram.programId)) {
+        logs.push(`Program ${programId.toBase58()} invoke [1]`, `Program ${programId.toBase58()} success`);
+        computeUnits += 150;
+        continue;
+      }
+      const accounts: InstructionAccount[] = compiled.accountIndexes.map((i) => ({
+        pubkey: message.keys[i],
+        isSigner: message.signer[i],
+        isWritable: message.writable[i],
+      }));
+      const instruction = new TransactionInstruction({ programId, keys: accounts, data: compiled.data });
+      try {
+        computeUnits += this.dispatch(instruction, index, 1, logs);
+      } catch (error) {
+        return { err: this.toTransactionError(error, index), logs, computeUnits };
+      }
+    }
+    return { err: null, logs, computeUnits };
+  }
+
+  private dispatch(instruction: TransactionInstruction, index: number, depth: number, logs: string[]): number {
+    const program = this.programs.get(instruction.programId.toBase58());
+    if (!program) return this.runNative(instruction, depth, logs);
+    const id = instruction.programId.toBase58();
+    logs.push(`Program ${id} invoke [${depth}]`);
+    const context = new EmulatedContext(this, program, instruction, index, depth, logs);
+    try {
+      program.execute(context);
+    } catch (error) {
+      if (error instanceof ProgramError) {
+        logs.push(
+          `Program log: AnchorError occurred. Error Code: ${error.errorName}. Error Number: ${error.code}. Error Message: ${error.message}.`,
+          `Program ${id} consumed ${context.units} of 200000 compute units`,
+          `Program ${id} failed: custom program error: 0x${error.code.toString(16)}`,
+        );
+      } else if (!(error instanceof InstructionFailure)) {
+        logs.push(`Program ${id} failed: ${(error as Error).message}`);
+      }
+      throw error;
+    }
+    logs.push(`Program ${id} consumed ${context.units} of 200000 compute units`, `Program ${id} success`);
+    return context.units;
+  }
+
+  /** Runs one real instruction inside LiteSVM; its logs are re-nested at the caller's depth. */
+  runNative(instruction: TransactionInstruction, depth: number, logs: string[]): number {
+    const message = new TransactionMessage({
+      payerKey: this.runtimePayer,
+      recentBlockhash: this.svm.latestBlockhash(),
+      instructions: [instruction],
+    }).compileToLegacyMessage();
+    const tx = new VersionedTransaction(message, Array.from({ length: message.header.numRequiredSignatures }, () => randomBytes(64)));
+    const result = this.svm.sendVersionedTransaction(tx.serialize()) as { err?: () => unknown; meta?: () => unknown };
+    const meta = (result.meta ? result.meta() : result) as { logs(): string[]; computeUnitsConsumed(): bigint };
+    const shift = depth - 1;
+    for (const line of meta.logs()) {
+      logs.push(shift === 0 ? line : line.replace(/ invoke \[(\d+)\]$/, (_, d: string) => ` invoke [${Number(d) + shift}]`));
+    }
+    if (result.err) {
+      const err = fromLiteSvmError(result.err());
+      const inner = typeof err === 'object' && 'InstructionError' in err ? (err.InstructionError as [number, unknown])[1] : 'GenericError';
+      throw new InstructionFailure(inner);
+    }
+    return Number(meta.computeUnitsConsumed());
+  }
+
+  invokeFrom(caller: EmulatedContext, instruction: TransactionInstruction, pdaSigners: readonly PublicKey[]): void {
+    if (caller.depth >= MAX_INVOKE_DEPTH) throw new InstructionFailure('CallDepth');
+    for (const meta of instruction.keys) checkPrivileges(caller, meta, pdaSigners);
+    const granted = new Set(pdaSigners.map((k) => k.toBase58()));
+    const keys = instruction.keys.map((meta) => ({ ...meta, isSigner: meta.isSigner || granted.has(meta.pubkey.toBase58()) }));
+    caller.units += this.dispatch(new TransactionInstruction({ programId: instruction.programId, keys, data: instruction.data }), caller.index, caller.depth + 1, caller.logs);
+  }
+
+  account(pubkey: PublicKey): AccountState | null {
+    return readAccount(this.svm, pubkey);
+  }
+
+  write(pubkey: PublicKey, state: AccountState): void {
+    writeAccount(this.svm, pubkey, state);
+  }
+
+  rentExempt(length: number): bigint {
+    return this.svm.minimumBalanceForRentExemption(BigInt(length));
+  }
+
+  now(): { slot: bigint; unixTimestamp: bigint } {
+    return this.clock();
+  }
+
+  private toTransactionError(error: unknown, index: number): TransactionErrorJson {
+    if (error instanceof ProgramError) return { InstructionError: [index, { Custom: error.code }] };
+    if (error instanceof InstructionFailure) return { InstructionError: [index, error.inner as never] };
+    return { InstructionError: [index, 'ProgramFailedToComplete'] };
+  }
+}
+
+/** A runtime-level instruction failure (not a program's custom error). */
+export class InstructionFailure extends Error {
+  constructor(readonly inner: unknown) {
+    super(typeof inner === 'string' ? inner : JSON.stringify(inner));
+  }
+}
+
+function checkPrivileges(caller: EmulatedContext, meta: AccountMeta, pdaSigners: readonly PublicKey[]): void {
+  const outer = caller.accounts.find((a) => a.pubkey.equals(meta.pubkey));
+  if (meta.isWritable && !(outer?.isWritable || caller.created.has(meta.pubkey.toBase58()))) {
+    throw new InstructionFailure('PrivilegeEscalation');
+  }
+  if (meta.isSigner && !outer?.isSigner && !pdaSigners.some((k) => k.equals(meta.pubkey))) {
+    throw new InstructionFailure('PrivilegeEscalation');
+  }
+}
+
+class EmulatedContext implements InstructionContext {
+  readonly programId: PublicKey;
+  readonly data: Buffer;
+  readonly accounts: InstructionAccount[];
+  readonly clock: { slot: bigint; unixTimestamp: bigint };
+  readonly created = new Set<string>();
+  units = 1000;
+
+  constructor(
+    private readonly executor: Executor,
+    program: EmulatedProgram,
+    instruction: TransactionInstruction,
+    readonly index: number,
+    readonly depth: number,
+    readonly logs: string[],
+  ) {
+    this.programId = program.programId;
+    this.data = Buffer.from(instruction.data);
+    this.accounts = instruction.keys.map((k) => ({ pubkey: k.pubkey, isSigner: k.isSigner, isWritable: k.isWritable }));
+    this.clock = executor.now();
+  }
+
+  account(pubkey: PublicKey): AccountState | null {
+    return this.executor.account(pubkey);
+  }
+
+  rentExempt(dataLength: number): bigint {
+    return this.executor.rentExempt(dataLength);
+  }
+
+  writeOwned(pubkey: PublicKey, data: Buffer, lamports?: bigint): void {
+    const current = this.owned(pubkey);
+    this.executor.write(pubkey, { ...current, data, lamports: lamports ?? current.lamports });
+  }
+
+  createOwned(payer: PublicKey, pubkey: PublicKey, data: Buffer): void {
+    const existing = this.account(pubkey);
+    if (existing && (existing.data.length > 0 || !existing.owner.equals(SystemProgram.programId))) {
+      throw new InstructionFailure('AccountAlreadyInitialized');
+    }
+    const rent = this.rentExempt(data.length);
+    const held = existing?.lamports ?? 0n;
+    if (held < rent) {
+      this.executor.invokeFrom(this, SystemProgram.transfer({ fromPubkey: payer, toPubkey: pubkey, lamports: rent - held }), []);
+    }
+    const funded = this.account(pubkey)!;
+    this.created.add(pubkey.toBase58());
+    this.executor.write(pubkey, { lamports: funded.lamports, data, owner: this.programId, executable: false });
+  }
+
+  transferOwnedLamports(from: PublicKey, to: PublicKey, lamports: bigint): void {
+    if (lamports === 0n) return;
+    const source = this.owned(from);
+    if (source.lamports < lamports) throw new InstructionFailure('InsufficientFunds');
+    this.requireWritable(to);
+    this.executor.write(from, { ...source, lamports: source.lamports - lamports });
+    const target = this.account(to) ?? { lamports: 0n, data: Buffer.alloc(0), owner: SystemProgram.programId, executable: false };
+    this.executor.write(to, { ...target, lamports: target.lamports + lamports });
+  }
+
+  invoke(instruction: TransactionInstruction): void {
+    this.executor.invokeFrom(this, instruction, []);
+  }
+
+  invokeSigned(instruction: TransactionInstruction, pdaSigners: readonly PublicKey[]): void {
+    // A PDA has no private key, so an off-curve address is the only thing a program could ever sign for.
+    for (const pda of pdaSigners) if (PublicKey.isOnCurve(pda.toBytes())) throw new InstructionFailure('PrivilegeEscalation');
+    this.executor.invokeFrom(this, instruction, pdaSigners);
+  }
+
+  invokeEmulated(instruction: TransactionInstruction, pdaSigners: readonly PublicKey[] = []): void {
+    if (!this.executor.isEmulated(instruction.programId)) throw new InstructionFailure('UnsupportedProgramId');
+    this.invokeSigned(instruction, pdaSigners);
+  }
+
+  log(message: string): void {
+    this.logs.push(`Program log: ${message}`);
+  }
+
+  emitData(bytes: Buffer): void {
+    this.logs.push(`Program data: ${bytes.toString('base64')}`);
+  }
+
+  private owned(pubkey: PublicKey): AccountState {
+    this.requireWritable(pubkey);
+    const current = this.account(pubkey);
+    if (!current || !current.owner.equals(this.programId)) throw new InstructionFailure('ExternalAccountDataModified');
+    return current;
+  }
+
+  private requireWritable(pubkey: PublicKey): void {
+    const meta = this.accounts.find((a) => a.pubkey.equals(pubkey));
+    if (!meta?.isWritable && !this.created.has(pubkey.toBase58())) throw new InstructionFailure('ReadonlyDataModified');
+  }
+}
+
+export { TransactionFailure };

@@ -1,0 +1,92 @@
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { LocalChain } from './chain/localChain';
+import { emulatedPrograms } from './programs';
+import { handleJsonRpc, sendJson } from './rpc/http';
+import { SubscriptionServer } from './rpc/subscriptions';
+import type { EmulatedProgram, GenesisContext } from './runtime/program';
+
+export type ExtraRoute = (chain: LocalChain, req: IncomingMessage, res: ServerResponse, url: URL) => Promise<boolean>;
+
+export interface LocalnetOptions {
+  /** HTTP JSON-RPC port; the PubSub WebSocket listens on port + 1, as solana-test-validator does. 0 picks free ports. */
+  port: number;
+  host?: string;
+  /** Where the chain persists; null keeps it in memory. */
+  dataDir: string | null;
+  programs?: EmulatedProgram[];
+  seeds?: ((genesis: GenesisContext) => void)[];
+  routes?: ExtraRoute[];
+  onError?: (error: unknown) => void;
+  /** The wall clock that drives slots; tests move it to expire blockhashes. */
+  now?: () => number;
+}
+
+export interface Localnet {
+  chain: LocalChain;
+  rpcUrl: string;
+  wsUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startLocalnet(options: LocalnetOptions): Promise<Localnet> {
+  const host = options.host ?? '127.0.0.1';
+  const chain = await LocalChain.open({ dataDir: options.dataDir, programs: options.programs ?? emulatedPrograms(), seeds: options.seeds ?? [], now: options.now });
+  chain.on('internal-error', (error) => options.onError?.(error));
+  const routes = options.routes ?? [];
+  const http = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localnet');
+    void (async () => {
+      if (req.method === 'POST' && url.pathname === '/') return handleJsonRpc(chain, req, res);
+      if (req.method === 'GET' && url.pathname === '/health') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        return res.end('ok');
+      }
+      for (const route of routes) if (await route(chain, req, res, url)) return;
+      sendJson(res, 404, { error: 'Not Found' });
+    })().catch((error) => {
+      options.onError?.(error);
+      if (!res.headersSent) sendJson(res, 500, { error: 'Internal error' });
+      else res.destroy();
+    });
+  });
+  const { port } = await listen(http, options.port, host);
+  const ws = createServer((_, res) => {
+    res.writeHead(426, { 'content-type': 'text/plain' });
+    res.end('WebSocket only');
+  });
+  let wsPort: number;
+  try {
+    wsPort = (await listen(ws, options.port === 0 ? 0 : port + 1, host)).port;
+  } catch (error) {
+    http.close();
+    await chain.close();
+    throw error;
+  }
+  const subscriptions = new SubscriptionServer(chain, ws);
+  return {
+    chain,
+    rpcUrl: `http://${host}:${port}`,
+    wsUrl: `ws://${host}:${wsPort}`,
+    async close() {
+      await subscriptions.close();
+      await Promise.all([closeServer(http), closeServer(ws)]);
+      await chain.close();
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}

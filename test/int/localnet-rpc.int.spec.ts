@@ -1,0 +1,412 @@
+import { createHash } from 'node:crypto';
+import {
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SendTransactionError,
+  SystemProgram,
+  Transaction,
+  TransactionInstruction,
+  TransactionMessage,
+  VersionedTransaction,
+  sendAndConfirmTransaction,
+} from '@solana/web3.js';
+import {
+  createAssociatedTokenAccountIdempotent,
+  createMint,
+  createTransferInstruction,
+  getAccount,
+  getAssociatedTokenAddressSync,
+  getOrCreateAssociatedTokenAccount,
+  mintTo,
+  transfer,
+  TOKEN_PROGRAM_ID,
+} from '@solana/spl-token';
+import { ProgramError, type EmulatedProgram } from '../../apps/localnet/src/runtime/program';
+import { localnet, rpc, type LocalnetClient } from '../support/localnet';
+
+/** A tiny emulated program that exercises the executor: own-account writes, PDA-signed CPIs and failures. */
+const PROBE_ID = Keypair.fromSeed(createHash('sha256').update('probe program').digest()).publicKey;
+const [COUNTER] = PublicKey.findProgramAddressSync([Buffer.from('counter')], PROBE_ID);
+const [AUTHORITY] = PublicKey.findProgramAddressSync([Buffer.from('authority')], PROBE_ID);
+const probe: EmulatedProgram = {
+  programId: PROBE_ID,
+  name: 'probe',
+  execute(ctx) {
+    const op = ctx.data[0];
+    if (op === 0) return ctx.createOwned(ctx.accounts[0].pubkey, COUNTER, Buffer.alloc(8));
+    if (op === 1) {
+      const count = ctx.account(COUNTER)!.data.readBigUInt64LE(0) + 1n;
+      const data = Buffer.alloc(8);
+      data.writeBigUInt64LE(count);
+      ctx.log(`count ${count}`);
+      return ctx.writeOwned(COUNTER, data);
+    }
+    if (op === 2) throw new ProgramError(6000, 'Refused', 'refused on purpose');
+    if (op === 3) {
+      const [vault, destination] = ctx.accounts;
+      return ctx.invokeSigned(createTransferInstruction(vault.pubkey, destination.pubkey, AUTHORITY, ctx.data.readBigUInt64LE(1)), [AUTHORITY]);
+    }
+    if (op === 4) {
+      // Moving a user's lamports without the user's signature must be refused by the runtime rules.
+      const [victim, thief] = ctx.accounts;
+      return ctx.invokeSigned(SystemProgram.transfer({ fromPubkey: victim.pubkey, toPubkey: thief.pubkey, lamports: 1 }), [victim.pubkey]);
+    }
+  },
+};
+
+const probeIx = (op: number, keys: { pubkey: PublicKey; isSigner: boolean; isWritable: boolean }[] = [], extra = Buffer.alloc(0)) =>
+  new TransactionInstruction({ programId: PROBE_ID, keys, data: Buffer.concat([Buffer.from([op]), extra]) });
+const counterKeys = (payer: PublicKey) => [
+  { pubkey: payer, isSigner: true, isWritable: true },
+  { pubkey: COUNTER, isSigner: false, isWritable: true },
+  { pubkey: SystemProgram.programId, isSigner: false, isWritable: false },
+];
+
+async function expectSendError(promise: Promise<unknown>): Promise<SendTransactionError> {
+  const error = await promise.then(
+    () => {
+      throw new Error('expected the transaction to be refused');
+    },
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(SendTransactionError);
+  return error as SendTransactionError;
+}
+
+describe('localnet JSON-RPC through web3.js and spl-token', () => {
+  let t: LocalnetClient;
+  beforeAll(async () => {
+    t = await localnet({ programs: [probe] });
+  });
+  afterAll(() => t.close());
+
+  test('airdrop, sendAndConfirmTransaction and the recorded transaction', async () => {
+    const a = await t.funded(2);
+    const b = Keypair.generate();
+    expect(await t.connection.getBalance(a.publicKey)).toBe(2 * LAMPORTS_PER_SOL);
+    const signature = await sendAndConfirmTransaction(
+      t.connection,
+      new Transaction().add(SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: b.publicKey, lamports: 1_000_000 })),
+      [a],
+    );
+    expect(await t.connection.getBalance(b.publicKey)).toBe(1_000_000);
+    expect(await t.connection.getBalance(a.publicKey)).toBe(2 * LAMPORTS_PER_SOL - 1_000_000 - 5000);
+    const recorded = await t.connection.getTransaction(signature, { maxSupportedTransactionVersion: 0, commitment: 'confirmed' });
+    expect(recorded?.meta?.fee).toBe(5000);
+    expect(recorded?.meta?.preBalances.slice(0, 2)).toEqual([2 * LAMPORTS_PER_SOL, 0]);
+    expect(recorded?.meta?.postBalances.slice(0, 2)).toEqual([2 * LAMPORTS_PER_SOL - 1_005_000, 1_000_000]);
+    expect(recorded?.meta?.logMessages).toContain('Program 11111111111111111111111111111111 success');
+    expect(recorded?.transaction.signatures[0]).toBe(signature);
+    const statuses = await t.connection.getSignatureStatuses([signature, bs58Signature()]);
+    expect(statuses.value[0]).toMatchObject({ err: null, confirmationStatus: 'finalized' });
+    expect(statuses.value[1]).toBeNull();
+    const history = await t.connection.getSignaturesForAddress(b.publicKey);
+    expect(history.map((h) => h.signature)).toEqual([signature]);
+  });
+
+  test('spl-token helpers: mint, associated accounts, transfer, balances and parsed accounts', async () => {
+    const owner = await t.funded(5);
+    const other = Keypair.generate();
+    const mint = await createMint(t.connection, owner, owner.publicKey, null, 6);
+    const mine = await getOrCreateAssociatedTokenAccount(t.connection, owner, mint, owner.publicKey);
+    await mintTo(t.connection, owner, mint, mine.address, owner, 1_000_000n);
+    const theirs = await getOrCreateAssociatedTokenAccount(t.connection, owner, mint, other.publicKey);
+    const signature = await transfer(t.connection, owner, mine.address, theirs.address, owner, 250_000n);
+
+    expect((await getAccount(t.connection, theirs.address)).amount).toBe(250_000n);
+    expect((await t.connection.getTokenAccountBalance(mine.address)).value).toEqual({ amount: '750000', decimals: 6, uiAmount: 0.75, uiAmountString: '0.75' });
+    expect((await t.connection.getTokenSupply(mint)).value.amount).toBe('1000000');
+    const parsed = await t.connection.getParsedTokenAccountsByOwner(other.publicKey, { mint });
+    expect(parsed.value).toHaveLength(1);
+    expect(parsed.value[0].account.data.parsed.info).toMatchObject({ mint: mint.toBase58(), owner: other.publicKey.toBase58(), state: 'initialized' });
+    expect(parsed.value[0].account.data.parsed.info.tokenAmount.amount).toBe('250000');
+    const byProgram = await t.connection.getTokenAccountsByOwner(owner.publicKey, { programId: TOKEN_PROGRAM_ID });
+    expect(byProgram.value.map((v) => v.pubkey.toBase58())).toEqual([mine.address.toBase58()]);
+
+    const recorded = await t.connection.getTransaction(signature, { maxSupportedTransactionVersion: 0 });
+    const amounts = (balances: any[]) => balances.map((b) => [b.owner, b.uiTokenAmount.amount]).sort();
+    const sorted = (rows: string[][]) => rows.sort();
+    expect(amounts(recorded!.meta!.preTokenBalances!)).toEqual(sorted([[owner.publicKey.toBase58(), '1000000'], [other.publicKey.toBase58(), '0']]));
+    expect(amounts(recorded!.meta!.postTokenBalances!)).toEqual(sorted([[owner.publicKey.toBase58(), '750000'], [other.publicKey.toBase58(), '250000']]));
+
+    const filtered = await t.connection.getProgramAccounts(TOKEN_PROGRAM_ID, {
+      filters: [{ dataSize: 165 }, { memcmp: { offset: 0, bytes: mint.toBase58() } }, { memcmp: { offset: 32, bytes: other.publicKey.toBase58() } }],
+    });
+    expect(filtered.map((f) => f.pubkey.toBase58())).toEqual([theirs.address.toBase58()]);
+    const multiple = await t.connection.getMultipleAccountsInfo([mint, Keypair.generate().publicKey]);
+    expect(multiple[0]?.owner.equals(TOKEN_PROGRAM_ID)).toBe(true);
+    expect(multiple[1]).toBeNull();
+  });
+
+  test('a failing preflight raises SendTransactionError with the logs and changes nothing', async () => {
+    const a = await t.funded(1);
+    const before = await t.connection.getBalance(a.publicKey);
+    const error = await expectSendError(
+      sendAndConfirmTransaction(t.connection, new Transaction().add(SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 5 * LAMPORTS_PER_SOL })), [a]),
+    );
+    expect(error.message).toContain('Transaction simulation failed: Error processing Instruction 0: custom program error: 0x1');
+    expect(error.logs?.some((l) => l.includes('insufficient lamports'))).toBe(true);
+    expect(await t.connection.getBalance(a.publicKey)).toBe(before);
+  });
+
+  test('with skipPreflight a failing transaction lands, charged its fee only', async () => {
+    const a = await t.funded(1);
+    const tx = new Transaction().add(SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 5 * LAMPORTS_PER_SOL }));
+    const latest = await t.connection.getLatestBlockhash();
+    tx.recentBlockhash = latest.blockhash;
+    tx.feePayer = a.publicKey;
+    tx.sign(a);
+    const signature = await t.connection.sendRawTransaction(tx.serialize(), { skipPreflight: true });
+    const confirmation = await t.connection.confirmTransaction({ signature, ...latest });
+    expect(confirmation.value.err).toEqual({ InstructionError: [0, { Custom: 1 }] });
+    expect(await t.connection.getBalance(a.publicKey)).toBe(LAMPORTS_PER_SOL - 5000);
+  });
+
+  test('simulateTransaction: no signatures needed by default, replaceRecentBlockhash, and no state change', async () => {
+    const a = await t.funded(1);
+    const b = Keypair.generate();
+    const message = new TransactionMessage({
+      payerKey: a.publicKey,
+      recentBlockhash: PublicKey.default.toBase58(),
+      instructions: [SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: b.publicKey, lamports: 1_000_000 })],
+    }).compileToV0Message();
+    const unsignedTx = new VersionedTransaction(message);
+    const simulated = await t.connection.simulateTransaction(unsignedTx, { replaceRecentBlockhash: true, accounts: { addresses: [b.publicKey.toBase58()], encoding: 'base64' } });
+    expect(simulated.value.err).toBeNull();
+    expect(simulated.value.logs).toContain('Program 11111111111111111111111111111111 success');
+    expect(simulated.value.accounts?.[0]?.lamports).toBe(1_000_000);
+    expect((simulated.value as any).replacementBlockhash.blockhash).toBe((await t.connection.getLatestBlockhash()).blockhash);
+    expect(await t.connection.getBalance(b.publicKey)).toBe(0);
+    const withoutReplace = await t.connection.simulateTransaction(unsignedTx, { sigVerify: false });
+    expect(withoutReplace.value.err).toBe('BlockhashNotFound');
+  });
+
+  test('fees for a message, rent and the cluster calls that clients make at start', async () => {
+    const a = await t.funded(1);
+    const message = new TransactionMessage({
+      payerKey: a.publicKey,
+      recentBlockhash: (await t.connection.getLatestBlockhash()).blockhash,
+      instructions: [SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 7 })],
+    }).compileToV0Message();
+    expect((await t.connection.getFeeForMessage(message)).value).toBe(5000);
+    expect(await t.connection.getMinimumBalanceForRentExemption(165)).toBe(2_039_280);
+    expect((await t.connection.getVersion())['solana-core']).toMatch(/^\d+\.\d+\.\d+$/);
+    const epoch = await t.connection.getEpochInfo();
+    expect(epoch.absoluteSlot).toBe(await t.connection.getSlot());
+    expect(await rpc(t.net.rpcUrl, 'getHealth')).toMatchObject({ result: 'ok' });
+    expect((await t.connection.getRecentPrioritizationFees()).length).toBeGreaterThan(0);
+  });
+
+  test('accountSubscribe and slotSubscribe notify over the WebSocket', async () => {
+    const a = await t.funded(1);
+    const watched = Keypair.generate().publicKey;
+    const seen = new Promise<number>((resolve) => {
+      const id = t.connection.onAccountChange(watched, (info) => {
+        void t.connection.removeAccountChangeListener(id);
+        resolve(info.lamports);
+      });
+    });
+    const slot = new Promise<number>((resolve) => {
+      const id = t.connection.onSlotChange((info) => {
+        void t.connection.removeSlotChangeListener(id);
+        resolve(info.slot);
+      });
+    });
+    // The subscription is registered once the server has answered it; wait for that before the transfer.
+    await waitForSubscriptions(t);
+    await sendAndConfirmTransaction(t.connection, new Transaction().add(SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: watched, lamports: 4_242_000 })), [a]);
+    expect(await seen).toBe(4_242_000);
+    expect(await slot).toBeGreaterThan(0);
+  });
+
+  describe('an emulated program inside one atomic transaction', () => {
+    test('own-account writes and a CPI land together with the native instructions around them', async () => {
+      const payer = await t.funded(2);
+      const receiver = Keypair.generate().publicKey;
+      const signature = await sendAndConfirmTransaction(
+        t.connection,
+        new Transaction().add(
+          SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: receiver, lamports: 1_000_000 }),
+          probeIx(0, counterKeys(payer.publicKey)),
+          probeIx(1, counterKeys(payer.publicKey)),
+        ),
+        [payer],
+      );
+      const counter = await t.connection.getAccountInfo(COUNTER);
+      expect(counter?.owner.equals(PROBE_ID)).toBe(true);
+      expect(counter?.data.readBigUInt64LE(0)).toBe(1n);
+      expect(counter?.lamports).toBe(await t.connection.getMinimumBalanceForRentExemption(8));
+      expect(await t.connection.getBalance(receiver)).toBe(1_000_000);
+      const recorded = await t.connection.getTransaction(signature, { maxSupportedTransactionVersion: 0 });
+      expect(recorded?.meta?.fee).toBe(5000);
+      expect(recorded?.meta?.logMessages).toEqual(
+        expect.arrayContaining([`Program ${PROBE_ID.toBase58()} invoke [1]`, 'Program 11111111111111111111111111111111 invoke [2]', 'Program log: count 1']),
+      );
+    });
+
+    test('when a later instruction fails, nothing changes but the fee', async () => {
+      const payer = await t.funded(2);
+      const receiver = Keypair.generate().publicKey;
+      const build = () =>
+        new Transaction().add(
+          SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: receiver, lamports: 1_000_000 }),
+          probeIx(1, counterKeys(payer.publicKey)),
+          probeIx(2),
+        );
+      const preflight = await expectSendError(sendAndConfirmTransaction(t.connection, build(), [payer]));
+      expect(preflight.message).toContain('Error processing Instruction 2: custom program error: 0x1770');
+      expect(preflight.logs).toContain('Program log: AnchorError occurred. Error Code: Refused. Error Number: 6000. Error Message: refused on purpose.');
+      const before = (await t.connection.getAccountInfo(COUNTER))!.data.readBigUInt64LE(0);
+      const signature = await sendAndConfirmTransaction(t.connection, build(), [payer], { skipPreflight: true }).catch((e: Error) => e);
+      expect(String(signature)).toContain('{"err":{"InstructionError":[2,{"Custom":6000}]}}');
+      expect((await t.connection.getAccountInfo(COUNTER))!.data.readBigUInt64LE(0)).toBe(before);
+      expect(await t.connection.getBalance(receiver)).toBe(0);
+      expect(await t.connection.getBalance(payer.publicKey)).toBe(2 * LAMPORTS_PER_SOL - 5000);
+    });
+
+    test('a PDA signs for its own token account; a user signature cannot be forged', async () => {
+      const payer = await t.funded(2);
+      const mint = await createMint(t.connection, payer, payer.publicKey, null, 0);
+      const vault = await createAssociatedTokenAccountIdempotent(t.connection, payer, mint, AUTHORITY, {}, TOKEN_PROGRAM_ID, undefined, true);
+      await mintTo(t.connection, payer, mint, vault, payer, 100n);
+      const destination = await createAssociatedTokenAccountIdempotent(t.connection, payer, mint, payer.publicKey);
+      const amount = Buffer.alloc(8);
+      amount.writeBigUInt64LE(30n);
+      await sendAndConfirmTransaction(
+        t.connection,
+        new Transaction().add(
+          probeIx(
+            3,
+            [
+              { pubkey: vault, isSigner: false, isWritable: true },
+              { pubkey: destination, isSigner: false, isWritable: true },
+              { pubkey: AUTHORITY, isSigner: false, isWritable: false },
+              { pubkey: TOKEN_PROGRAM_ID, isSigner: false, isWritable: false },
+            ],
+            amount,
+          ),
+        ),
+        [payer],
+      );
+      expect((await getAccount(t.connection, destination)).amount).toBe(30n);
+      expect(getAssociatedTokenAddressSync(mint, AUTHORITY, true).equals(vault)).toBe(true);
+
+      const victim = await t.funded(1);
+      const forged = await expectSendError(
+        sendAndConfirmTransaction(
+          t.connection,
+          new Transaction().add(
+            probeIx(4, [
+              { pubkey: victim.publicKey, isSigner: false, isWritable: true },
+              { pubkey: payer.publicKey, isSigner: false, isWritable: true },
+              { pubkey: SystemProgram.programId, isSigner: false, isWritable: false },
+            ]),
+          ),
+          [payer],
+        ),
+      );
+      expect(forged.message).toContain('Cross-program invocation with unauthorized signer or writable account');
+      expect(await t.connection.getBalance(victim.publicKey)).toBe(LAMPORTS_PER_SOL);
+    });
+  });
+});
+
+describe('blockhash expiry and signatures', () => {
+  let clock = Date.now();
+  let t: LocalnetClient;
+  beforeAll(async () => {
+    t = await localnet({ now: () => clock });
+  });
+  afterAll(() => t.close());
+
+  test('stale blockhashes and missing signatures are refused, as mainnet refuses them', async () => {
+    const a = await t.funded(1);
+    const b = Keypair.generate();
+    const old = await t.connection.getLatestBlockhash();
+    expect((await t.connection.isBlockhashValid(old.blockhash)).value).toBe(true);
+    // 152 slots: past the 150-block window. (web3.js caches blockhashes by wall time, hence a chain of its own.)
+    clock += 61_000;
+    expect((await t.connection.isBlockhashValid(old.blockhash)).value).toBe(false);
+    expect(await t.connection.getBlockHeight()).toBeGreaterThan(old.lastValidBlockHeight);
+    const stale = new Transaction({ recentBlockhash: old.blockhash, feePayer: a.publicKey }).add(
+      SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: b.publicKey, lamports: 1000 }),
+    );
+    stale.sign(a);
+    const error = await expectSendError(t.connection.sendRawTransaction(stale.serialize()));
+    expect(error.message).toContain('Blockhash not found');
+
+    const latest = await t.connection.getLatestBlockhash();
+    const twoSigners = new Transaction({ recentBlockhash: latest.blockhash, feePayer: a.publicKey }).add(
+      SystemProgram.transfer({ fromPubkey: b.publicKey, toPubkey: a.publicKey, lamports: 1000 }),
+    );
+    twoSigners.partialSign(a);
+    const unsigned = twoSigners.serialize({ requireAllSignatures: false });
+    const refused = await rpc(t.net.rpcUrl, 'sendTransaction', [unsigned.toString('base64'), { encoding: 'base64' }]);
+    expect(refused.error).toEqual({ code: -32003, message: 'Transaction signature verification failure' });
+    expect(await t.connection.getBalance(a.publicKey)).toBe(LAMPORTS_PER_SOL);
+  });
+
+});
+
+describe('bad input gets JSON-RPC errors with the standard codes', () => {
+  let t: LocalnetClient;
+  beforeAll(async () => {
+    t = await localnet();
+  });
+  afterAll(() => t.close());
+
+  const post = async (body: string) => {
+    const response = await fetch(t.net.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    return { status: response.status, body: await response.json() };
+  };
+
+  test.each([
+    ['not JSON', '{"jsonrpc":', -32700],
+    ['not an object', '42', -32600],
+    ['no method', '{"jsonrpc":"2.0","id":1}', -32600],
+    ['an empty batch', '[]', -32600],
+    ['an unknown method', '{"jsonrpc":"2.0","id":1,"method":"getEverything"}', -32601],
+    ['a prototype key as method', '{"jsonrpc":"2.0","id":1,"method":"__proto__"}', -32601],
+    ['a bad pubkey', '{"jsonrpc":"2.0","id":1,"method":"getBalance","params":["not-a-key"]}', -32602],
+    ['a bad encoding', '{"jsonrpc":"2.0","id":1,"method":"getAccountInfo","params":["11111111111111111111111111111111",{"encoding":"hex"}]}', -32602],
+    ['bad base64', '{"jsonrpc":"2.0","id":1,"method":"sendTransaction","params":["***",{"encoding":"base64"}]}', -32602],
+    ['bad base58', '{"jsonrpc":"2.0","id":1,"method":"sendTransaction","params":["0OIl"]}', -32602],
+    ['an undecodable transaction', '{"jsonrpc":"2.0","id":1,"method":"sendTransaction","params":["AAAA",{"encoding":"base64"}]}', -32602],
+    ['an unknown tx encoding', '{"jsonrpc":"2.0","id":1,"method":"sendTransaction","params":["AAAA",{"encoding":"hex"}]}', -32602],
+    ['a negative rent size', '{"jsonrpc":"2.0","id":1,"method":"getMinimumBalanceForRentExemption","params":[-1]}', -32602],
+    ['a huge airdrop', '{"jsonrpc":"2.0","id":1,"method":"requestAirdrop","params":["11111111111111111111111111111111",1e300]}', -32602],
+    ['a bad memcmp', '{"jsonrpc":"2.0","id":1,"method":"getProgramAccounts","params":["11111111111111111111111111111111",{"filters":[{"memcmp":{"offset":0,"bytes":"0O"}}]}]}', -32602],
+  ])('%s', async (_, body, code) => {
+    const reply = await post(body);
+    expect(reply.status).toBe(200);
+    expect(reply.body.error.code).toBe(code);
+    expect(typeof reply.body.error.message).toBe('string');
+  });
+
+  test('a batch answers each request in order, and the server keeps serving', async () => {
+    const reply = await post('[{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"nope"},7]');
+    expect(reply.body).toHaveLength(3);
+    expect(typeof reply.body[0].result).toBe('number');
+    expect(reply.body[1].error.code).toBe(-32601);
+    expect(reply.body[2].error.code).toBe(-32600);
+    const big = await fetch(t.net.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(2 << 20) });
+    expect(big.status).toBe(413);
+    expect((await rpc(t.net.rpcUrl, 'getHealth')).result).toBe('ok');
+  });
+});
+
+function bs58Signature(): string {
+  return Keypair.generate().publicKey.toBase58() + Keypair.generate().publicKey.toBase58().slice(0, 20);
+}
+
+async function waitForSubscriptions(t: LocalnetClient): Promise<void> {
+  // web3.js resolves a subscription id only after the server answered; poll its own state, not the clock.
+  const internals = t.connection as unknown as { _subscriptionsByHash: Record<string, { state: string }> };
+  for (let i = 0; i < 1000; i++) {
+    const states = Object.values(internals._subscriptionsByHash).map((s) => s.state);
+    if (states.length > 0 && states.every((s) => s === 'subscribed')) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error('subscriptions were never acknowledged');
+}
