@@ -33,10 +33,12 @@ export async function localnet(options: Partial<LocalnetOptions> = {}): Promise<
 /** web3.js keeps reconnecting its WebSocket forever once the server is gone; close it cleanly first. */
 export async function closeConnection(connection: Connection): Promise<void> {
   const internals = connection as unknown as {
-    _rpcWebSocket: { reconnect: boolean; socket?: { readyState: number }; close(): void; once(event: string, fn: () => void): void };
+    _rpcWebSocket: { setAutoReconnect(on: boolean): void; socket?: { readyState: number }; close(): void; once(event: string, fn: () => void): void };
+    _rpcWebSocketIdleTimeout: NodeJS.Timeout | null;
   };
   const socket = internals._rpcWebSocket;
-  socket.reconnect = false;
+  socket.setAutoReconnect(false);
+  if (internals._rpcWebSocketIdleTimeout) clearTimeout(internals._rpcWebSocketIdleTimeout);
   if (socket.socket && socket.socket.readyState <= 1) {
     const closed = new Promise<void>((resolve) => socket.once('close', resolve));
     socket.close();

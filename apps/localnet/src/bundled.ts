@@ -1,4 +1,5 @@
 import { startLocalnet, type Localnet } from './server';
+import { jupiterRoutes, stablecoinSeed } from './jupiter';
 import { emulatedPrograms } from './programs';
 
 export interface BundledOptions {
@@ -16,8 +17,8 @@ export function startBundledLocalnet(options: BundledOptions): Promise<Localnet>
     host: options.host,
     dataDir: options.dataDir,
     programs: emulatedPrograms(),
-    seeds: [],
-    routes: [],
+    seeds: [stablecoinSeed({ solUsd: options.solUsd })],
+    routes: [jupiterRoutes({ solUsd: options.solUsd })],
     onError: options.onError,
   });
 }
