@@ -1,0 +1,74 @@
+import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
+import { createMint, getAccount, getOrCreateAssociatedTokenAccount, mintTo } from '@solana/spl-token';
+import { startChild, type ChildService } from '../support/spawn';
+import { tempDir } from '../support/env';
+import { closeConnection } from '../support/localnet';
+
+interface Running {
+  service: ChildService;
+  connection: Connection;
+}
+
+async function startLocalnetProcess(dataDir: string): Promise<Running> {
+  const service = await startChild('apps/localnet/src/main.ts', [], { DATA_DIR: dataDir, LOCALNET_PORT: '0' }, 'localnet listening');
+  const ready = JSON.parse(service.output.find((line) => line.includes('"msg":"localnet listening"'))!);
+  return { service, connection: new Connection(ready.url, { commitment: 'confirmed', wsEndpoint: ready.ws }) };
+}
+
+async function fund(connection: Connection, sol: number): Promise<Keypair> {
+  const keypair = Keypair.generate();
+  const signature = await connection.requestAirdrop(keypair.publicKey, sol * LAMPORTS_PER_SOL);
+  await connection.confirmTransaction({ signature, ...(await connection.getLatestBlockhash()) });
+  return keypair;
+}
+
+describe('the local chain survives restarts and crashes with every acknowledged transaction', () => {
+  const dataDir = tempDir('localnet-persist');
+  let running: Running | undefined;
+  afterEach(async () => {
+    if (!running) return;
+    await closeConnection(running.connection);
+    await running.service.stop();
+    running = undefined;
+  });
+
+  test('SIGKILL after confirmed transfers, then a graceful restart, keeps balances, token accounts and history', async () => {
+    running = await startLocalnetProcess(dataDir);
+    let { connection } = running;
+    const payer = await fund(connection, 20);
+    const receivers = Array.from({ length: 12 }, () => Keypair.generate().publicKey);
+    let last = '';
+    for (const [i, to] of receivers.entries()) {
+      last = await sendAndConfirmTransaction(connection, new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: (i + 1) * 1_000_000 })), [payer]);
+    }
+    const mint = await createMint(connection, payer, payer.publicKey, null, 6);
+    const tokens = await getOrCreateAssociatedTokenAccount(connection, payer, mint, payer.publicKey);
+    await mintTo(connection, payer, mint, tokens.address, payer, 123_456n);
+    const expected = await balances(connection, [payer.publicKey, ...receivers]);
+
+    await closeConnection(connection);
+    const killed = new Promise((resolve) => running!.service.child.once('exit', resolve));
+    running.service.child.kill('SIGKILL');
+    await killed;
+
+    running = await startLocalnetProcess(dataDir);
+    connection = running.connection;
+    expect(await balances(connection, [payer.publicKey, ...receivers])).toEqual(expected);
+    expect((await getAccount(connection, tokens.address)).amount).toBe(123_456n);
+    const recorded = await connection.getTransaction(last, { maxSupportedTransactionVersion: 0 });
+    expect(recorded?.meta?.postBalances[1]).toBe(12_000_000);
+    // The chain goes on: a fresh blockhash, a new transfer.
+    await sendAndConfirmTransaction(connection, new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: receivers[0], lamports: 1 })), [payer]);
+    const after = await balances(connection, [payer.publicKey, receivers[0]]);
+
+    await closeConnection(connection);
+    await running.service.stop();
+    running = await startLocalnetProcess(dataDir);
+    expect(await balances(running.connection, [payer.publicKey, receivers[0]])).toEqual(after);
+    expect(after[1]).toBe(1_000_001);
+  });
+});
+
+async function balances(connection: Connection, keys: PublicKey[]): Promise<number[]> {
+  return (await connection.getMultipleAccountsInfo(keys)).map((a) => a?.lamports ?? 0);
+}
