@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Connection, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { startChild, type ChildService } from '../support/spawn';
+import { closeConnection } from '../support/localnet';
 import { tempDir } from '../support/env';
 import { call, uniqueHandle } from '../support/http';
 
@@ -49,4 +51,28 @@ describe('the embedded single-process start', () => {
     // A second process on the same files would fork the ledger: it must refuse to start.
     await expect(startChild('apps/api/src/main.ts', [], { ...env, PORT: '0' })).rejects.toThrow(/in use by process \d+/);
   }, 120_000);
+
+  it('runs the bundled chain in-process, and a citizen\'s balance survives a restart', async () => {
+    const chainDir = tempDir('embedded-chain');
+    const chainEnv = { ...env, DATA_DIR: chainDir };
+    service = await startChild('apps/api/src/main.ts', ['--embedded'], chainEnv);
+    const registered = await call(service.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('chain'), model: 'm' } });
+    const wallet = new PublicKey(registered.body.wallet.public_key);
+    let connection = new Connection(solanaRpc(service), 'confirmed');
+    expect(await connection.getVersion()).toHaveProperty('solana-core');
+    const signature = await connection.requestAirdrop(wallet, 3 * LAMPORTS_PER_SOL);
+    expect((await connection.getSignatureStatuses([signature])).value[0]?.err).toBeNull();
+    await closeConnection(connection);
+    await service.stop();
+
+    service = await startChild('apps/api/src/main.ts', ['--embedded'], chainEnv);
+    connection = new Connection(solanaRpc(service), 'confirmed');
+    expect(await connection.getBalance(wallet)).toBe(3 * LAMPORTS_PER_SOL);
+    await closeConnection(connection);
+  }, 120_000);
 });
+
+function solanaRpc(service: ChildService): string {
+  const line = service.output.find((l) => l.includes('"msg":"service listening"'))!;
+  return JSON.parse(line).solana_rpc as string;
+}

@@ -57,7 +57,9 @@ describe('the local chain survives restarts and crashes with every acknowledged 
     expect((await getAccount(connection, tokens.address)).amount).toBe(123_456n);
     const recorded = await connection.getTransaction(last, { maxSupportedTransactionVersion: 0 });
     expect(recorded?.meta?.postBalances[1]).toBe(12_000_000);
-    // The chain goes on: a fresh blockhash, a new transfer.
+    // The chain goes on: the restored programs execute (a mint), a fresh blockhash, a new transfer.
+    await mintTo(connection, payer, mint, tokens.address, payer, 1n);
+    expect((await getAccount(connection, tokens.address)).amount).toBe(123_457n);
     await sendAndConfirmTransaction(connection, new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: receivers[0], lamports: 1 })), [payer]);
     const after = await balances(connection, [payer.publicKey, receivers[0]]);
 

@@ -358,7 +358,7 @@ describe('bad input gets JSON-RPC errors with the standard codes', () => {
 
   const post = async (body: string) => {
     const response = await fetch(t.net.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    return { status: response.status, body: await response.json() };
+    return { status: response.status, body: (await response.json()) as any };
   };
 
   test.each([

@@ -250,7 +250,7 @@ export class LocalChain extends EventEmitter {
     const before = loaded.keys.map((key) => readAccount(this.svm, key));
     let outcome: { err: TransactionErrorJson | null; logs: string[]; units: number };
     try {
-      outcome = this.execute(tx, loaded);
+      outcome = this.execute(tx, loaded, before);
     } catch (error) {
       if (error instanceof TransactionFailure) return { err: error.error, logs: error.logs, unitsConsumed: 0, accounts: null, replacementBlockhash };
       throw error;
@@ -335,7 +335,11 @@ export class LocalChain extends EventEmitter {
   }
 
   /** Executes against live state; throws TransactionFailure when the transaction cannot be charged a fee. */
-  private execute(tx: VersionedTransaction, loaded: LoadedMessage): { err: TransactionErrorJson | null; logs: string[]; units: number; fee: bigint } {
+  private execute(
+    tx: VersionedTransaction,
+    loaded: LoadedMessage,
+    before: (AccountState | null)[],
+  ): { err: TransactionErrorJson | null; logs: string[]; units: number; fee: bigint } {
     const fee = feeOf(tx, loaded);
     const emulated = loaded.instructions.some((ix) => this.executor.isEmulated(loaded.keys[ix.programIndex]));
     if (!emulated) {
@@ -345,10 +349,9 @@ export class LocalChain extends EventEmitter {
       if (err !== null && typeof err !== 'object') throw new TransactionFailure(err, meta.logs());
       return { err, logs: meta.logs(), units: Number(meta.computeUnitsConsumed()), fee };
     }
-    const payer = this.account(loaded.keys[0]);
-    if (!payer) throw new TransactionFailure('AccountNotFound');
+    const payer = before[0];
+    if (!payer || payer.lamports === 0n) throw new TransactionFailure('AccountNotFound');
     if (payer.lamports < fee) throw new TransactionFailure('InsufficientFundsForFee');
-    const before = loaded.keys.map((key) => readAccount(this.svm, key));
     writeAccount(this.svm, loaded.keys[0], { ...payer, lamports: payer.lamports - fee });
     const outcome = this.executor.execute(loaded);
     if (outcome.err) {
@@ -365,7 +368,7 @@ export class LocalChain extends EventEmitter {
     const preTokenBalances = this.tokenBalances(loaded.keys, before, mints);
     let outcome: ReturnType<LocalChain['execute']>;
     try {
-      outcome = this.execute(tx, loaded);
+      outcome = this.execute(tx, loaded, before);
     } catch (error) {
       if (!(error instanceof TransactionFailure)) throw error;
       if (!options.rollbackOnError) return null;

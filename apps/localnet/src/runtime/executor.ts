@@ -27,6 +27,19 @@ export interface ExecutionOutcome {
 }
 
 const MAX_INVOKE_DEPTH = 4;
+const onCurve = new Map<string, boolean>();
+
+/** Whether an address is an ed25519 point (a wallet); memoised because the check decompresses a point in JavaScript. */
+function isWallet(key: PublicKey): boolean {
+  const id = key.toBase58();
+  let result = onCurve.get(id);
+  if (result === undefined) {
+    result = PublicKey.isOnCurve(key.toBytes());
+    if (onCurve.size > 100_000) onCurve.clear();
+    onCurve.set(id, result);
+  }
+  return result;
+}
 
 export function readAccount(svm: LiteSvm, pubkey: PublicKey): AccountState | null {
   const raw = svm.getAccount(pubkey.toBytes());
@@ -246,7 +259,7 @@ class EmulatedContext implements InstructionContext {
 
   invokeSigned(instruction: TransactionInstruction, pdaSigners: readonly PublicKey[]): void {
     // A PDA has no private key, so an off-curve address is the only thing a program could ever sign for.
-    for (const pda of pdaSigners) if (PublicKey.isOnCurve(pda.toBytes())) throw new InstructionFailure('PrivilegeEscalation');
+    for (const pda of pdaSigners) if (isWallet(pda)) throw new InstructionFailure('PrivilegeEscalation');
     this.executor.invokeFrom(this, instruction, pdaSigners);
   }
 
