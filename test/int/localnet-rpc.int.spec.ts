@@ -47,6 +47,10 @@ const probe: EmulatedProgram = {
       const [vault, destination] = ctx.accounts;
       return ctx.invokeSigned(createTransferInstruction(vault.pubkey, destination.pubkey, AUTHORITY, ctx.data.readBigUInt64LE(1)), [AUTHORITY]);
     }
+    if (op === 5) {
+      const [from, to] = ctx.accounts;
+      return ctx.invoke(SystemProgram.transfer({ fromPubkey: from.pubkey, toPubkey: to.pubkey, lamports: 1000 }));
+    }
     if (op === 4) {
       // Moving a user's lamports without the user's signature must be refused by the runtime rules.
       const [victim, thief] = ctx.accounts;
@@ -263,6 +267,25 @@ describe('localnet JSON-RPC through web3.js and spl-token', () => {
       expect((await t.connection.getAccountInfo(COUNTER))!.data.readBigUInt64LE(0)).toBe(before);
       expect(await t.connection.getBalance(receiver)).toBe(0);
       expect(await t.connection.getBalance(payer.publicKey)).toBe(2 * LAMPORTS_PER_SOL - 5000);
+    });
+
+    test('a rent failure inside a CPI is the outer transaction\'s InsufficientFundsForRent, naming the outer account', async () => {
+      const payer = await t.funded(1);
+      const dust = Keypair.generate().publicKey;
+      const message = new TransactionMessage({
+        payerKey: payer.publicKey,
+        recentBlockhash: (await t.connection.getLatestBlockhash()).blockhash,
+        instructions: [
+          probeIx(5, [
+            { pubkey: payer.publicKey, isSigner: true, isWritable: true },
+            { pubkey: dust, isSigner: false, isWritable: true },
+            { pubkey: SystemProgram.programId, isSigner: false, isWritable: false },
+          ]),
+        ],
+      }).compileToLegacyMessage();
+      const simulated = await t.connection.simulateTransaction(new VersionedTransaction(message));
+      expect(simulated.value.err).toEqual({ InsufficientFundsForRent: { account_index: message.accountKeys.findIndex((k) => k.equals(dust)) } });
+      expect(await t.connection.getBalance(dust)).toBe(0);
     });
 
     test('a PDA signs for its own token account; a user signature cannot be forged', async () => {

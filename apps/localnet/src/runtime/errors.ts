@@ -78,6 +78,10 @@ export function transactionErrorMessage(error: TransactionErrorJson): string {
     const [index, inner] = error.InstructionError;
     return `Error processing Instruction ${index}: ${instructionErrorMessage(inner)}`;
   }
+  if ('InsufficientFundsForRent' in error) {
+    const { account_index } = error.InsufficientFundsForRent as { account_index: number };
+    return `Transaction results in an account (${account_index}) with insufficient funds for rent`;
+  }
   return JSON.stringify(error);
 }
 

@@ -93,7 +93,7 @@ export class Executor {
       try {
         computeUnits += this.dispatch(instruction, index, 1, logs);
       } catch (error) {
-        return { err: this.toTransactionError(error, index), logs, computeUnits };
+        return { err: this.toTransactionError(error, index, message.keys), logs, computeUnits };
       }
     }
     return { err: null, logs, computeUnits };
@@ -114,7 +114,7 @@ export class Executor {
           `Program ${id} consumed ${context.units} of 200000 compute units`,
           `Program ${id} failed: custom program error: 0x${error.code.toString(16)}`,
         );
-      } else if (!(error instanceof InstructionFailure)) {
+      } else if (!(error instanceof InstructionFailure) && !(error instanceof TransactionLevelFailure)) {
         logs.push(`Program ${id} failed: ${(error as Error).message}`);
       }
       throw error;
@@ -139,8 +139,10 @@ export class Executor {
     }
     if (result.err) {
       const err = fromLiteSvmError(result.err());
-      const inner = typeof err === 'object' && 'InstructionError' in err ? (err.InstructionError as [number, unknown])[1] : 'GenericError';
-      throw new InstructionFailure(inner);
+      if (typeof err === 'object' && 'InstructionError' in err) throw new InstructionFailure((err.InstructionError as [number, unknown])[1]);
+      // Errors of the whole transaction (the rent check after execution) belong to the outer transaction, as on mainnet.
+      const rent = typeof err === 'object' ? (err as { InsufficientFundsForRent?: { account_index: number } }).InsufficientFundsForRent : undefined;
+      throw new TransactionLevelFailure(err, rent ? message.staticAccountKeys[rent.account_index] : undefined);
     }
     return Number(meta.computeUnitsConsumed());
   }
@@ -169,10 +171,24 @@ export class Executor {
     return this.clock();
   }
 
-  private toTransactionError(error: unknown, index: number): TransactionErrorJson {
+  private toTransactionError(error: unknown, index: number, keys: PublicKey[]): TransactionErrorJson {
+    if (error instanceof TransactionLevelFailure) {
+      if (!error.account) return error.error;
+      return { InsufficientFundsForRent: { account_index: keys.findIndex((k) => k.equals(error.account!)) } };
+    }
     if (error instanceof ProgramError) return { InstructionError: [index, { Custom: error.code }] };
     if (error instanceof InstructionFailure) return { InstructionError: [index, error.inner as never] };
     return { InstructionError: [index, 'ProgramFailedToComplete'] };
+  }
+}
+
+/** A failure of the transaction as a whole, raised inside a CPI; `account` is the account the error names. */
+export class TransactionLevelFailure extends Error {
+  constructor(
+    readonly error: TransactionErrorJson,
+    readonly account?: PublicKey,
+  ) {
+    super(typeof error === 'string' ? error : JSON.stringify(error));
   }
 }
 
