@@ -1,3 +1,4 @@
+import { findPda } from '../../runtime/pda';
 import { PublicKey } from '@solana/web3.js';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, NATIVE_MINT, getAssociatedTokenAddressSync } from '@solana/spl-token';
 
@@ -8,16 +9,16 @@ export const MAYHEM_PROGRAM_ID = new PublicKey('MAyhSmzXzV1pTf7LsNkrNwkWKTo4ougA
 export const PUMP_TOKEN_MINT = new PublicKey('pumpCmXqMfrsAkQ5r49WcJnRayYRqmXz6ae8H7H9Dfn');
 export { ASSOCIATED_TOKEN_PROGRAM_ID, NATIVE_MINT };
 
-const pumpPda = (...seeds: Buffer[]): PublicKey => PublicKey.findProgramAddressSync(seeds, PUMP_PROGRAM_ID)[0];
+const pumpPda = (...seeds: Buffer[]): PublicKey => findPda(seeds, PUMP_PROGRAM_ID)[0];
 const seed = (text: string): Buffer => Buffer.from(text);
 
 export const GLOBAL = pumpPda(seed('global'));
 export const MINT_AUTHORITY = pumpPda(seed('mint-authority'));
 export const GLOBAL_VOLUME_ACCUMULATOR = pumpPda(seed('global_volume_accumulator'));
 export const EVENT_AUTHORITY = pumpPda(seed('__event_authority'));
-export const [FEE_CONFIG, FEE_CONFIG_BUMP] = PublicKey.findProgramAddressSync([seed('fee_config'), PUMP_PROGRAM_ID.toBuffer()], PUMP_FEES_PROGRAM_ID);
-export const AMM_GLOBAL_CONFIG = PublicKey.findProgramAddressSync([seed('global_config')], PUMP_AMM_PROGRAM_ID)[0];
-export const AMM_EVENT_AUTHORITY = PublicKey.findProgramAddressSync([seed('__event_authority')], PUMP_AMM_PROGRAM_ID)[0];
+export const [FEE_CONFIG, FEE_CONFIG_BUMP] = findPda([seed('fee_config'), PUMP_PROGRAM_ID.toBuffer()], PUMP_FEES_PROGRAM_ID);
+export const AMM_GLOBAL_CONFIG = findPda([seed('global_config')], PUMP_AMM_PROGRAM_ID)[0];
+export const AMM_EVENT_AUTHORITY = findPda([seed('__event_authority')], PUMP_AMM_PROGRAM_ID)[0];
 
 export const bondingCurvePda = (mint: PublicKey): PublicKey => pumpPda(seed('bonding-curve'), mint.toBuffer());
 export const bondingCurveV2Pda = (mint: PublicKey): PublicKey => pumpPda(seed('bonding-curve-v2'), mint.toBuffer());
@@ -26,18 +27,18 @@ export const userVolumeAccumulatorPda = (user: PublicKey): PublicKey => pumpPda(
 export const holderRewardsPda = (mint: PublicKey): PublicKey => pumpPda(seed('holder-rewards'), mint.toBuffer());
 export const poolAuthorityPda = (mint: PublicKey): PublicKey => pumpPda(seed('pool-authority'), mint.toBuffer());
 export const sharingConfigPda = (mint: PublicKey): PublicKey =>
-  PublicKey.findProgramAddressSync([seed('sharing-config'), mint.toBuffer()], PUMP_FEES_PROGRAM_ID)[0];
+  findPda([seed('sharing-config'), mint.toBuffer()], PUMP_FEES_PROGRAM_ID)[0];
 
 /** The canonical PumpSwap pool a curve migrates into (index 0, created by the mint's pool authority). */
 export function canonicalPoolPda(mint: PublicKey, quoteMint: PublicKey = NATIVE_MINT): PublicKey {
   const index = Buffer.alloc(2);
-  return PublicKey.findProgramAddressSync(
+  return findPda(
     [seed('pool'), index, poolAuthorityPda(mint).toBuffer(), mint.toBuffer(), quoteMint.toBuffer()],
     PUMP_AMM_PROGRAM_ID,
   )[0];
 }
 
-export const lpMintPda = (pool: PublicKey): PublicKey => PublicKey.findProgramAddressSync([seed('pool_lp_mint'), pool.toBuffer()], PUMP_AMM_PROGRAM_ID)[0];
+export const lpMintPda = (pool: PublicKey): PublicKey => findPda([seed('pool_lp_mint'), pool.toBuffer()], PUMP_AMM_PROGRAM_ID)[0];
 
 export const ata = (owner: PublicKey, mint: PublicKey, tokenProgram: PublicKey): PublicKey =>
   getAssociatedTokenAddressSync(mint, owner, true, tokenProgram);

@@ -1,3 +1,4 @@
+import { findPda } from '../../runtime/pda';
 import BN from 'bn.js';
 import { PublicKey } from '@solana/web3.js';
 import { getPumpFeeProgram } from '@pump-fun/pump-sdk';
@@ -45,7 +46,7 @@ export function feesError(name: FeesErrorName, detail?: string): ProgramError {
   return new ProgramError(entry.code, name, detail ?? entry.msg ?? name);
 }
 
-const pda = (seeds: Buffer[]) => PublicKey.findProgramAddressSync(seeds, PUMP_FEES_PROGRAM_ID);
+const pda = (seeds: Buffer[]) => findPda(seeds, PUMP_FEES_PROGRAM_ID);
 export const FEES_EVENT_AUTHORITY = pda([Buffer.from('__event_authority')])[0];
 export const sharingConfigPda = (mint: PublicKey) => pda([Buffer.from('sharing-config'), mint.toBuffer()]);
 export const feeConfigPda = (configuredProgram: PublicKey) => pda([Buffer.from('fee_config'), configuredProgram.toBuffer()]);

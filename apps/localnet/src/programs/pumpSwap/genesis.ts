@@ -1,3 +1,4 @@
+import { findPda } from '../../runtime/pda';
 import { PublicKey, SystemProgram } from '@solana/web3.js';
 import {
   MINT_SIZE,
@@ -38,7 +39,7 @@ export const PROTOCOL_FEE_RECIPIENTS = keys(
   'JCRGumoE9Qi5BBgULTgdgTLjSgkCMSbF62ZZfGs84JeU',
 );
 /** The SDK passes one of these on every swap; at 0 buyback bps they never receive anything. */
-const BUYBACK_FEE_RECIPIENTS = Array.from({ length: 8 }, (_, i) => PublicKey.findProgramAddressSync([Buffer.from('localnet-buyback'), Buffer.from([i])], PUMP_AMM_PROGRAM_ID)[0]);
+const BUYBACK_FEE_RECIPIENTS = Array.from({ length: 8 }, (_, i) => findPda([Buffer.from('localnet-buyback'), Buffer.from([i])], PUMP_AMM_PROGRAM_ID)[0]);
 
 /** GlobalConfig with mainnet's rates; trades are priced by the pump-fees FeeConfig, these apply only without one. */
 export const GENESIS_GLOBAL_CONFIG: GlobalConfig = {

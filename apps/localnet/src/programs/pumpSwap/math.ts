@@ -5,16 +5,9 @@ import { PublicKey } from '@solana/web3.js';
  * SDK's `buyBaseInput` / `buyQuoteInput` / `sellBaseInput`), so a quote the SDK shows is what a trade moves.
  */
 
-export interface Fees {
-  lpFeeBps: bigint;
-  protocolFeeBps: bigint;
-  creatorFeeBps: bigint;
-}
-
-export interface FeeTier {
-  marketCapLamportsThreshold: bigint;
-  fees: Fees;
-}
+// One FeeConfig layout (the fees program's) serves the curve and the pools.
+import type { Fees, FeeTier } from '../pump/state';
+export type { Fees, FeeTier };
 
 export interface FeeSchedule {
   flatFees: Fees;

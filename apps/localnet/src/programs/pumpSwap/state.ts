@@ -1,3 +1,4 @@
+import { findPda } from '../../runtime/pda';
 import BN from 'bn.js';
 import { PublicKey } from '@solana/web3.js';
 import { OFFLINE_PUMP_AMM_PROGRAM, POOL_ACCOUNT_NEW_SIZE, pumpAmmJson } from '@pump-fun/pump-swap-sdk';
@@ -11,7 +12,7 @@ export const PUMP_AMM_PROGRAM_ID = new PublicKey('pAMMBay6oceH9fJKBRHGP5D4bD4sWp
 export const PUMP_PROGRAM_ID = new PublicKey('6EF8rrecthR5Dkzon8Nwu78hRvfCKubJ14M5uBEwF6P');
 export const PUMP_FEES_PROGRAM_ID = new PublicKey('pfeeUxB6jkeY1Hxd7CsFCAjcbHA9rWtchMGdZ6VojVZ');
 
-const pda = (seeds: Buffer[], programId = PUMP_AMM_PROGRAM_ID) => PublicKey.findProgramAddressSync(seeds, programId);
+const pda = (seeds: Buffer[], programId = PUMP_AMM_PROGRAM_ID) => findPda(seeds, programId);
 
 export const GLOBAL_CONFIG = pda([Buffer.from('global_config')])[0];
 export const EVENT_AUTHORITY = pda([Buffer.from('__event_authority')])[0];
