@@ -23,6 +23,7 @@ export const SLOT_MS = 400;
 export const LAMPORTS_PER_SIGNATURE = 5000n;
 const SLOTS_PER_EPOCH = 432_000;
 const MAX_RECORDS = 20_000;
+const SNAPSHOT_EVERY = 2_000;
 const MAX_SIGNATURES_PER_ADDRESS = 1_000;
 
 /** Deterministic, like solana-test-validator's faucet: a sandbox key, never a secret. */
@@ -87,6 +88,8 @@ export interface LocalChainOptions {
   /** Seeding run once when the chain is created, after the programs' own genesis (e.g. the local stablecoin and its pool). */
   seeds?: readonly ((genesis: GenesisContext) => void)[];
   now?: () => number;
+  /** Committed transactions between snapshots (the log is replayed over the last one at start). */
+  snapshotEvery?: number;
 }
 
 interface Committed {
@@ -113,6 +116,7 @@ export class LocalChain extends EventEmitter {
   private readonly now: () => number;
   private readonly programs: Map<string, EmulatedProgram>;
   private readonly seeds: readonly ((genesis: GenesisContext) => void)[];
+  private readonly snapshotEvery: number;
 
   private constructor(
     options: LocalChainOptions,
@@ -123,6 +127,7 @@ export class LocalChain extends EventEmitter {
     this.now = options.now ?? Date.now;
     this.programs = new Map(options.programs.map((p) => [p.programId.toBase58(), p]));
     this.seeds = options.seeds ?? [];
+    this.snapshotEvery = options.snapshotEvery ?? SNAPSHOT_EVERY;
   }
 
   static async open(options: LocalChainOptions): Promise<LocalChain> {
@@ -504,12 +509,14 @@ export class LocalChain extends EventEmitter {
 
   private async persist(entry: WalRecord): Promise<void> {
     if (!this.store || this.replaying) return;
-    await this.store.append(entry);
-    if (this.store.walLength >= 2_000) await this.snapshot();
+    const durable = this.store.append(entry);
+    // Taken in this tick, before the append is awaited: no other commit can slip between state and log rotation.
+    if (this.store.walLength >= this.snapshotEvery && !this.store.busy) void this.snapshot().catch((error) => this.emit('internal-error', error));
+    await durable;
   }
 
-  async snapshot(): Promise<void> {
-    if (!this.store) return;
+  snapshot(): Promise<void> {
+    if (!this.store) return Promise.resolve();
     const meta: ChainMeta = {
       genesisAt: this.genesisAt,
       slot: this.slotNow,
@@ -517,10 +524,11 @@ export class LocalChain extends EventEmitter {
       blockhashes: this.blockhashes.toJSON(),
       records: [...this.records.values()].slice(-2_000).map((r) => ({ ...r, wire: r.wire.toString('base64') })),
     };
-    await this.store.snapshot(Buffer.from(this.svm.toBytes()), meta);
+    return this.store.snapshot(Buffer.from(this.svm.toBytes()), meta);
   }
 
   async close(): Promise<void> {
+    await this.store?.settled();
     await this.snapshot();
     await this.store?.close();
     this.removeAllListeners();

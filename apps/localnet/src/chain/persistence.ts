@@ -1,5 +1,5 @@
-import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
-import { mkdir, readFile, readdir, rename, rm, writeFile, open } from 'node:fs/promises';
+import { closeSync, existsSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
+import { mkdir, open, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChainMeta } from './localChain';
 
@@ -15,17 +15,26 @@ interface Saved {
   wal: WalRecord[];
 }
 
+interface Pending {
+  line: string;
+  done: () => void;
+  fail: (e: Error) => void;
+}
+
 /**
  * Snapshot + write-ahead log under DATA_DIR/localnet. Every committed transaction is appended and
- * fdatasync'd before the RPC answers (appends arriving together share one sync); a snapshot of LiteSVM's
- * full state starts a new log generation, and the older generation is deleted only after the snapshot
- * is renamed into place.
+ * fdatasync'd before the RPC answers (appends arriving together share one sync).
+ *
+ * A snapshot captures LiteSVM's state and, in the same tick, moves appends to the next log generation,
+ * so the old log holds exactly what the snapshot contains. HEAD names the last complete snapshot; at
+ * start its log and any later generations (from a snapshot that never completed) are replayed in order.
  */
 export class ChainStore {
   private fd: number | null = null;
   private generation = 0;
-  private pending: { line: string; done: () => void; fail: (e: Error) => void }[] = [];
-  private flushing = false;
+  private pending: Pending[] = [];
+  private flushScheduled = false;
+  private snapshotting: Promise<void> | null = null;
   walLength = 0;
 
   private constructor(private readonly dir: string) {}
@@ -36,6 +45,10 @@ export class ChainStore {
     return new ChainStore(dir);
   }
 
+  private wal(generation: number): string {
+    return join(this.dir, `wal-${generation}.log`);
+  }
+
   async load(): Promise<Saved | null> {
     let head: { generation: number };
     try {
@@ -43,19 +56,25 @@ export class ChainStore {
     } catch {
       return null;
     }
-    this.generation = head.generation;
     const state = await readFile(join(this.dir, `state-${head.generation}.bin`));
     const meta = JSON.parse(await readFile(join(this.dir, `meta-${head.generation}.json`), 'utf8')) as ChainMeta;
-    const wal = await this.readWal(head.generation);
+    const wal: WalRecord[] = [];
+    let generation = head.generation;
+    for (;;) {
+      wal.push(...(await this.readWal(generation)));
+      if (!existsSync(this.wal(generation + 1))) break;
+      generation++;
+    }
+    this.generation = generation;
     this.walLength = wal.length;
-    this.fd = openSync(join(this.dir, `wal-${head.generation}.log`), 'a');
+    this.fd = openSync(this.wal(generation), 'a');
     return { state, meta, wal };
   }
 
   private async readWal(generation: number): Promise<WalRecord[]> {
     let text: string;
     try {
-      text = await readFile(join(this.dir, `wal-${generation}.log`), 'utf8');
+      text = await readFile(this.wal(generation), 'utf8');
     } catch {
       return [];
     }
@@ -75,47 +94,65 @@ export class ChainStore {
     return new Promise((done, fail) => {
       this.pending.push({ line: `${JSON.stringify(record)}\n`, done, fail });
       this.walLength++;
-      if (!this.flushing) {
-        this.flushing = true;
-        setImmediate(() => this.flush());
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => {
+          this.flushScheduled = false;
+          this.flush();
+        });
       }
     });
   }
 
   private flush(): void {
+    if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
     try {
-      if (this.fd === null) this.fd = openSync(join(this.dir, `wal-${this.generation}.log`), 'a');
+      if (this.fd === null) this.fd = openSync(this.wal(this.generation), 'a');
       writeSync(this.fd, batch.map((p) => p.line).join(''));
       fdatasyncSync(this.fd);
       for (const p of batch) p.done();
     } catch (error) {
       for (const p of batch) p.fail(error as Error);
     }
-    if (this.pending.length > 0) setImmediate(() => this.flush());
-    else this.flushing = false;
   }
 
-  async snapshot(state: Buffer, meta: ChainMeta): Promise<void> {
-    while (this.flushing) await new Promise((r) => setImmediate(r));
+  async settled(): Promise<void> {
+    await this.snapshotting;
+  }
+
+  get busy(): boolean {
+    return this.snapshotting !== null;
+  }
+
+  /** Call with state captured in the same tick: the log rotates before anything else can commit. */
+  snapshot(state: Buffer, meta: ChainMeta): Promise<void> {
+    if (this.snapshotting) return this.snapshotting;
+    this.flush();
     const next = this.generation + 1;
-    await durableWrite(join(this.dir, `state-${next}.bin`), state);
-    await durableWrite(join(this.dir, `meta-${next}.json`), Buffer.from(JSON.stringify(meta)));
-    await durableWrite(join(this.dir, 'HEAD.tmp'), Buffer.from(JSON.stringify({ generation: next })));
-    await rename(join(this.dir, 'HEAD.tmp'), join(this.dir, 'HEAD'));
     if (this.fd !== null) closeSync(this.fd);
-    this.fd = null;
+    this.fd = openSync(this.wal(next), 'a');
     this.generation = next;
     this.walLength = 0;
+    this.snapshotting = this.writeSnapshot(next, state, meta).finally(() => (this.snapshotting = null));
+    return this.snapshotting;
+  }
+
+  private async writeSnapshot(generation: number, state: Buffer, meta: ChainMeta): Promise<void> {
+    await durableWrite(join(this.dir, `state-${generation}.bin`), state);
+    await durableWrite(join(this.dir, `meta-${generation}.json`), Buffer.from(JSON.stringify(meta)));
+    await durableWrite(join(this.dir, 'HEAD.tmp'), Buffer.from(JSON.stringify({ generation })));
+    await rename(join(this.dir, 'HEAD.tmp'), join(this.dir, 'HEAD'));
     for (const name of await readdir(this.dir)) {
       const match = /^(?:state|meta|wal)-(\d+)\./.exec(name);
-      if (match && Number(match[1]) < next) await rm(join(this.dir, name), { force: true });
+      if (match && Number(match[1]) < generation) await rm(join(this.dir, name), { force: true });
     }
   }
 
   async close(): Promise<void> {
-    while (this.flushing) await new Promise((r) => setImmediate(r));
+    await this.snapshotting;
+    this.flush();
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
   }
