@@ -7,10 +7,10 @@ import {
   createAssociatedTokenAccountIdempotentInstruction,
   createInitializeMint2Instruction,
   createMintToInstruction,
-  getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import type { GenesisContext } from '../runtime/program';
 import { seedPool } from '../programs/pumpSwap';
+import { associatedTokenAddress } from '../runtime/pda';
 
 /** Sandbox keys derived from fixed labels, so every localnet has the same stablecoin at the same address. */
 const sandboxKey = (label: string) => Keypair.fromSeed(createHash('sha256').update(label).digest());
@@ -40,7 +40,7 @@ export function stablecoinSeed(options: StablecoinSeedOptions = {}): (genesis: G
   const baseAmount = BigInt(Math.round(poolSol * solUsd * 10 ** LOCAL_USD_DECIMALS));
 
   return (genesis) => {
-    const treasuryAta = getAssociatedTokenAddressSync(LOCAL_USD_MINT, LOCAL_USD_TREASURY, true, TOKEN_PROGRAM_ID);
+    const treasuryAta = associatedTokenAddress(LOCAL_USD_MINT, LOCAL_USD_TREASURY, TOKEN_PROGRAM_ID);
     const mintRent = genesis.rentExempt(MINT_SIZE);
     // Enough for the mint, the pool's token accounts and the SOL side of the pool.
     const treasuryLamports = quoteAmount + mintRent + BigInt(10 * LAMPORTS_PER_SOL);

@@ -1,11 +1,11 @@
 import BN from 'bn.js';
 import { PublicKey, TransactionInstruction, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
-import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { PUMP_PROGRAM_ID, PUMP_SDK, pumpIdl } from '@pump-fun/pump-sdk';
 import { OFFLINE_PUMP_AMM_PROGRAM, PUMP_AMM_PROGRAM_ID, PUMP_AMM_SDK, SwapSolanaState } from '@pump-fun/pump-swap-sdk';
 import { JupiterError } from './errors';
 import type { SwapRequest } from './params';
 import { ChainReader, CurveVenue, PoolVenue, SOL_MINT, accountInfo, venueAt } from './venues';
+import { associatedTokenAddress } from '../runtime/pda';
 
 export interface SwapResponse {
   swapTransaction: string;
@@ -71,7 +71,7 @@ async function curveInstructions(chain: ChainReader, venue: CurveVenue, request:
   if (request.inputMint.equals(SOL_MINT)) {
     const built = await PUMP_SDK.buyInstructions({
       ...common,
-      associatedUserAccountInfo: accountInfo(chain, getAssociatedTokenAddressSync(mint, user, true, tokenProgram)),
+      associatedUserAccountInfo: accountInfo(chain, associatedTokenAddress(mint, user, tokenProgram)),
       amount: bn(request.otherAmountThreshold),
       solAmount: bn(request.inAmount),
     });
@@ -88,8 +88,8 @@ async function curveInstructions(chain: ChainReader, venue: CurveVenue, request:
 
 function swapState(chain: ChainReader, venue: PoolVenue, user: PublicKey): SwapSolanaState {
   const { pool } = venue;
-  const userBaseTokenAccount = getAssociatedTokenAddressSync(pool.baseMint, user, true, venue.base.tokenProgram);
-  const userQuoteTokenAccount = getAssociatedTokenAddressSync(pool.quoteMint, user, true, venue.quote.tokenProgram);
+  const userBaseTokenAccount = associatedTokenAddress(pool.baseMint, user, venue.base.tokenProgram);
+  const userQuoteTokenAccount = associatedTokenAddress(pool.quoteMint, user, venue.quote.tokenProgram);
   return {
     globalConfig: venue.globalConfig,
     feeConfig: venue.feeConfig,

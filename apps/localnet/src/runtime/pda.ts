@@ -1,4 +1,5 @@
 import { PublicKey } from '@solana/web3.js';
+import { ASSOCIATED_TOKEN_PROGRAM_ID } from '@solana/spl-token';
 
 const found = new Map<string, [PublicKey, number]>();
 
@@ -15,4 +16,9 @@ export function findPda(seeds: readonly (Buffer | Uint8Array)[], programId: Publ
     found.set(id, pda);
   }
   return pda;
+}
+
+/** getAssociatedTokenAddressSync(mint, owner, true, tokenProgram), memoised the same way. */
+export function associatedTokenAddress(mint: PublicKey, owner: PublicKey, tokenProgram: PublicKey): PublicKey {
+  return findPda([owner.toBuffer(), tokenProgram.toBuffer(), mint.toBuffer()], ASSOCIATED_TOKEN_PROGRAM_ID)[0];
 }

@@ -1,6 +1,6 @@
-import { findPda } from '../../runtime/pda';
 import { PublicKey } from '@solana/web3.js';
-import { ASSOCIATED_TOKEN_PROGRAM_ID, NATIVE_MINT, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { ASSOCIATED_TOKEN_PROGRAM_ID, NATIVE_MINT } from '@solana/spl-token';
+import { associatedTokenAddress, findPda } from '../../runtime/pda';
 
 export const PUMP_PROGRAM_ID = new PublicKey('6EF8rrecthR5Dkzon8Nwu78hRvfCKubJ14M5uBEwF6P');
 export const PUMP_FEES_PROGRAM_ID = new PublicKey('pfeeUxB6jkeY1Hxd7CsFCAjcbHA9rWtchMGdZ6VojVZ');
@@ -41,4 +41,4 @@ export function canonicalPoolPda(mint: PublicKey, quoteMint: PublicKey = NATIVE_
 export const lpMintPda = (pool: PublicKey): PublicKey => findPda([seed('pool_lp_mint'), pool.toBuffer()], PUMP_AMM_PROGRAM_ID)[0];
 
 export const ata = (owner: PublicKey, mint: PublicKey, tokenProgram: PublicKey): PublicKey =>
-  getAssociatedTokenAddressSync(mint, owner, true, tokenProgram);
+  associatedTokenAddress(mint, owner, tokenProgram);

@@ -1,4 +1,3 @@
-import { findPda } from '../../runtime/pda';
 import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, NATIVE_MINT, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { PUMP_SDK } from '@pump-fun/pump-sdk';
@@ -6,6 +5,7 @@ import { InstructionAccount, InstructionContext, anchorError } from '../../runti
 import { namedAccounts, readTokenAccount, requireAddress, requireSigner, requireWritable } from '../pumpSwap/accounts';
 import { EVENT_AUTHORITY as AMM_EVENT_AUTHORITY, PUMP_AMM_PROGRAM_ID, PUMP_PROGRAM_ID, decodePool, poolAddress, pumpCreatorVault, pumpPoolAuthority } from '../pumpSwap/state';
 import { FEES_EVENT_AUTHORITY, MAX_SHAREHOLDERS, SHARING_CONFIG_VERSION, SharingConfig, Shareholder, decodeSharingConfig, encodeFeesEvent, encodeSharingConfig, feesError, sharingConfigPda } from './state';
+import { findPda } from '../../runtime/pda';
 
 const pumpPda = (...seeds: Buffer[]) => findPda(seeds, PUMP_PROGRAM_ID)[0];
 const PUMP_GLOBAL = pumpPda(Buffer.from('global'));

@@ -1,9 +1,9 @@
-import { findPda } from '../../runtime/pda';
 import BN from 'bn.js';
 import { PublicKey } from '@solana/web3.js';
 import { getPumpFeeProgram } from '@pump-fun/pump-sdk';
 import { ProgramError } from '../../runtime/program';
 import { PUMP_FEES_PROGRAM_ID } from '../pumpSwap/state';
+import { findPda } from '../../runtime/pda';
 
 /** pump-fees account layouts and errors, taken from the pump_fees IDL the pump SDK ships. */
 

@@ -6,7 +6,6 @@ import {
   createInitializeMint2Instruction,
   createMintToInstruction,
   createTransferCheckedInstruction,
-  getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import { InstructionContext } from '../../runtime/program';
 import { namedAccounts, readMint, requireAddress, requireSigner, requireWritable } from './accounts';
@@ -14,6 +13,7 @@ import { ammError } from './errors';
 import { MINIMUM_LIQUIDITY, initialLiquidity } from './math';
 import { readGlobalConfig } from './swap';
 import { DISABLE, EVENT_AUTHORITY, Pool, encodeEvent, encodePool, isPumpPool, lpMintAddress, poolAddress } from './state';
+import { associatedTokenAddress } from '../../runtime/pda';
 
 export const CREATE_POOL_ACCOUNTS = [
   'pool', 'globalConfig', 'creator', 'baseMint', 'quoteMint', 'lpMint', 'userBaseTokenAccount', 'userQuoteTokenAccount',
@@ -48,8 +48,8 @@ export function newPool(args: CreatePoolArgs, creator: PublicKey, baseMint: Publ
       baseMint,
       quoteMint,
       lpMint: lpMintAddress(address),
-      poolBaseTokenAccount: getAssociatedTokenAddressSync(baseMint, address, true, baseProgram),
-      poolQuoteTokenAccount: getAssociatedTokenAddressSync(quoteMint, address, true, quoteProgram),
+      poolBaseTokenAccount: associatedTokenAddress(baseMint, address, baseProgram),
+      poolQuoteTokenAccount: associatedTokenAddress(quoteMint, address, quoteProgram),
       lpSupply: initialLiquidity(args.baseAmountIn, args.quoteAmountIn),
       coinCreator: args.coinCreator,
       isMayhemMode: args.isMayhemMode,
@@ -87,7 +87,7 @@ export function createPool(ctx: InstructionContext, args: CreatePoolArgs): void 
   requireAddress(a.lpMint, pool.lpMint, 'ConstraintSeeds');
   requireAddress(a.poolBaseTokenAccount, pool.poolBaseTokenAccount, 'ConstraintSeeds');
   requireAddress(a.poolQuoteTokenAccount, pool.poolQuoteTokenAccount, 'ConstraintSeeds');
-  const userPoolTokenAccount = getAssociatedTokenAddressSync(pool.lpMint, creator, true, TOKEN_2022_PROGRAM_ID);
+  const userPoolTokenAccount = associatedTokenAddress(pool.lpMint, creator, TOKEN_2022_PROGRAM_ID);
   requireAddress(a.userPoolTokenAccount, userPoolTokenAccount, 'ConstraintSeeds');
   if (pool.lpSupply <= MINIMUM_LIQUIDITY) throw ammError('ZeroBaseAmount', 'initial liquidity does not exceed the locked minimum');
   const lpOut = pool.lpSupply - MINIMUM_LIQUIDITY;

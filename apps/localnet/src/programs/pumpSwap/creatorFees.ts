@@ -6,7 +6,6 @@ import {
   createAssociatedTokenAccountIdempotentInstruction,
   createCloseAccountInstruction,
   createTransferCheckedInstruction,
-  getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import { InstructionAccount, InstructionContext, ProgramError, anchorError } from '../../runtime/program';
 import { decodeSharingConfig } from '../pumpFees/state';
@@ -14,6 +13,7 @@ import { namedAccounts, readMint, readTokenAccount, requireAddress, requireSigne
 import { ammError } from './errors';
 import { readPool } from './swap';
 import { EVENT_AUTHORITY, PUMP_FEES_PROGRAM_ID, coinCreatorVaultAuthority, encodeEvent, encodePool, pumpCreatorVault, sharingConfigAddress } from './state';
+import { associatedTokenAddress } from '../../runtime/pda';
 
 /** `collect_coin_creator_fee`: the whole vault ATA balance to a token account the coin creator owns. */
 export function collectCoinCreatorFee(ctx: InstructionContext): void {
@@ -27,7 +27,7 @@ export function collectCoinCreatorFee(ctx: InstructionContext): void {
   requireAddress(a.quoteTokenProgram, quote.program);
   const authority = coinCreatorVaultAuthority(coinCreator);
   requireAddress(a.coinCreatorVaultAuthority, authority, 'ConstraintSeeds');
-  const vaultAta = getAssociatedTokenAddressSync(a.quoteMint.pubkey, authority, true, quote.program);
+  const vaultAta = associatedTokenAddress(a.quoteMint.pubkey, authority, quote.program);
   requireAddress(a.coinCreatorVaultAta, vaultAta, 'ConstraintSeeds');
   const destination = readTokenAccount(ctx, a.coinCreatorTokenAccount.pubkey);
   if (!destination) throw anchorError('AccountNotInitialized', 'coin creator token account does not exist');
@@ -99,7 +99,7 @@ function sweepToPump(ctx: InstructionContext, a: SweepAccounts): void {
   requireAddress(a.tokenProgram, quote.program);
   const authority = coinCreatorVaultAuthority(coinCreator);
   requireAddress(a.coinCreatorVaultAuthority, authority, 'ConstraintSeeds');
-  const vaultAta = getAssociatedTokenAddressSync(quoteMint, authority, true, quote.program);
+  const vaultAta = associatedTokenAddress(quoteMint, authority, quote.program);
   requireAddress(a.coinCreatorVaultAta, vaultAta, 'ConstraintSeeds');
   const pumpVault = pumpCreatorVault(coinCreator);
   requireAddress(a.pumpCreatorVault, pumpVault, 'ConstraintSeeds');
@@ -113,7 +113,7 @@ function sweepToPump(ctx: InstructionContext, a: SweepAccounts): void {
     return;
   }
   if (amount === 0n || !a.pumpCreatorVaultAta) return;
-  const pumpVaultAta = getAssociatedTokenAddressSync(quoteMint, pumpVault, true, quote.program);
+  const pumpVaultAta = associatedTokenAddress(quoteMint, pumpVault, quote.program);
   requireAddress(a.pumpCreatorVaultAta, pumpVaultAta, 'ConstraintSeeds');
   if (!ctx.account(pumpVaultAta)) {
     if (!a.payer) throw anchorError('AccountNotInitialized', 'pump creator vault ATA does not exist');

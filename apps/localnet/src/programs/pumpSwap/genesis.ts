@@ -1,4 +1,3 @@
-import { findPda } from '../../runtime/pda';
 import { PublicKey, SystemProgram } from '@solana/web3.js';
 import {
   MINT_SIZE,
@@ -9,7 +8,6 @@ import {
   createAssociatedTokenAccountIdempotentInstruction,
   createSyncNativeInstruction,
   createTransferInstruction,
-  getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
 import { GenesisContext } from '../../runtime/program';
 import { LP_DECIMALS, newPool } from './createPool';
@@ -23,6 +21,7 @@ import {
   encodePool,
   isPumpPool,
 } from './state';
+import { associatedTokenAddress, findPda } from '../../runtime/pda';
 
 const keys = (...addresses: string[]) => addresses.map((a) => new PublicKey(a));
 
@@ -133,7 +132,7 @@ export function seedPool(genesis: GenesisContext, params: SeedPoolParams): Seede
   const fund = (mint: PublicKey, program: PublicKey, poolAta: PublicKey, amount: bigint) =>
     mint.equals(NATIVE_MINT)
       ? [SystemProgram.transfer({ fromPubkey: params.creator, toPubkey: poolAta, lamports: amount }), createSyncNativeInstruction(poolAta)]
-      : [createTransferInstruction(getAssociatedTokenAddressSync(mint, params.creator, true, program), poolAta, params.creator, amount, [], program)];
+      : [createTransferInstruction(associatedTokenAddress(mint, params.creator, program), poolAta, params.creator, amount, [], program)];
   genesis.run(
     [
       createAssociatedTokenAccountIdempotentInstruction(params.creator, pool.poolBaseTokenAccount, address, params.baseMint, baseProgram),

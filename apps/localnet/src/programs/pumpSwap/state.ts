@@ -1,7 +1,7 @@
-import { findPda } from '../../runtime/pda';
 import BN from 'bn.js';
 import { PublicKey } from '@solana/web3.js';
 import { OFFLINE_PUMP_AMM_PROGRAM, POOL_ACCOUNT_NEW_SIZE, pumpAmmJson } from '@pump-fun/pump-swap-sdk';
+import { findPda } from '../../runtime/pda';
 
 /**
  * PumpSwap account layouts, read and written through the coder of the IDL the swap SDK ships, so the emulator's

@@ -1,5 +1,5 @@
 import { PublicKey } from '@solana/web3.js';
-import { NATIVE_MINT, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { NATIVE_MINT, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction } from '@solana/spl-token';
 import BN from 'bn.js';
 import { InstructionAccount, InstructionContext, anchorError } from '../../runtime/program';
 import { decodeFeeConfig } from '../pumpFees/state';
@@ -27,6 +27,7 @@ import {
   isPumpPool,
   userVolumeAccumulatorAddress,
 } from './state';
+import { associatedTokenAddress } from '../../runtime/pda';
 
 const SWAP_ACCOUNTS = [
   'pool', 'user', 'globalConfig', 'baseMint', 'quoteMint', 'userBaseTokenAccount', 'userQuoteTokenAccount',
@@ -87,10 +88,10 @@ function openMarket(ctx: InstructionContext, a: SwapAccounts, disabledBit: numbe
   const recipients = pool.isMayhemMode ? [global.reservedFeeRecipient, ...global.reservedFeeRecipients] : global.protocolFeeRecipients;
   const recipient = a.protocolFeeRecipient.pubkey;
   if (recipient.equals(PublicKey.default) || !recipients.some((r) => r.equals(recipient))) throw ammError('InvalidProtocolFeeRecipient');
-  requireAddress(a.protocolFeeRecipientTokenAccount, getAssociatedTokenAddressSync(pool.quoteMint, recipient, true, quoteMint.program), 'ConstraintSeeds');
+  requireAddress(a.protocolFeeRecipientTokenAccount, associatedTokenAddress(pool.quoteMint, recipient, quoteMint.program), 'ConstraintSeeds');
   const vaultAuthority = coinCreatorVaultAuthority(pool.coinCreator);
   requireAddress(a.coinCreatorVaultAuthority, vaultAuthority, 'ConstraintSeeds');
-  requireAddress(a.coinCreatorVaultAta, getAssociatedTokenAddressSync(pool.quoteMint, vaultAuthority, true, quoteMint.program), 'ConstraintSeeds');
+  requireAddress(a.coinCreatorVaultAta, associatedTokenAddress(pool.quoteMint, vaultAuthority, quoteMint.program), 'ConstraintSeeds');
   requireAddress(a.feeConfig, AMM_FEE_CONFIG, 'ConstraintSeeds');
   requireAddress(a.feeProgram, PUMP_FEES_PROGRAM_ID);
 
