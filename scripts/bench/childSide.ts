@@ -2,7 +2,7 @@
  * The child half of the parent/child protocol: one JSON line `{"bench":"ready","port":N}` on stdout
  * once listening, then run until SIGTERM/SIGINT or until the parent goes away (stdin closes).
  */
-export function serveUntilStopped(port: number, close: () => Promise<void>): void {
+export function serveUntilStopped(port: number, close: () => Promise<void>, extra: Record<string, unknown> = {}): void {
   let stopping = false;
   const stop = (code: number) => {
     if (stopping) return;
@@ -20,7 +20,7 @@ export function serveUntilStopped(port: number, close: () => Promise<void>): voi
   process.stdin.on('end', () => stop(0));
   process.stdin.on('error', () => stop(0));
   process.stdin.resume();
-  process.stdout.write(`${JSON.stringify({ bench: 'ready', port })}\n`);
+  process.stdout.write(`${JSON.stringify({ bench: 'ready', port, ...extra })}\n`);
 }
 
 export function failStartup(error: unknown): never {

@@ -6,6 +6,8 @@ export interface Child {
   name: string;
   url: string;
   pid: number;
+  /** The ready line the child printed (`{ bench: 'ready', port, ... }`). */
+  ready: Record<string, unknown>;
   /** SIGTERM, then SIGKILL if the child has not exited within `graceMs`. Safe to call twice. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -42,8 +44,9 @@ export function startChild(options: ChildOptions): Promise<Child> {
     let ready = false;
     lines.on('line', (line) => {
       if (!ready) {
-        const port = readyPort(line);
-        if (port !== undefined) {
+        const message = readyMessage(line);
+        const port = message?.port as number | undefined;
+        if (message && port !== undefined) {
           ready = true;
           clearTimeout(timer);
           let stopping: Promise<void> | undefined;
@@ -51,6 +54,7 @@ export function startChild(options: ChildOptions): Promise<Child> {
             name: options.name,
             url: `http://127.0.0.1:${port}`,
             pid: child.pid!,
+            ready: message,
             stop: (graceMs = 15_000) => (stopping ??= terminate(child, exited, graceMs)),
           });
           return;
@@ -71,11 +75,11 @@ export function startChild(options: ChildOptions): Promise<Child> {
   });
 }
 
-function readyPort(line: string): number | undefined {
+function readyMessage(line: string): Record<string, unknown> | undefined {
   if (!line.startsWith('{')) return undefined;
   try {
-    const message = JSON.parse(line) as { bench?: unknown; port?: unknown };
-    return message.bench === 'ready' && typeof message.port === 'number' ? message.port : undefined;
+    const message = JSON.parse(line) as Record<string, unknown>;
+    return message.bench === 'ready' && typeof message.port === 'number' ? message : undefined;
   } catch {
     return undefined;
   }
