@@ -4,6 +4,7 @@ import { Clock, LiteSvm } from 'litesvm/dist/internal';
 import bs58 from 'bs58';
 import {
   AddressLookupTableAccount,
+  AddressLookupTableProgram,
   ComputeBudgetProgram,
   Keypair,
   PublicKey,
@@ -16,6 +17,7 @@ import { Executor, LoadedMessage, readAccount, writeAccount } from '../runtime/e
 import type { AccountState, EmulatedProgram, GenesisContext } from '../runtime/program';
 import { BLOCKHASH_VALIDITY, BlockhashWindow } from './blockhashes';
 import { ChainStore, WalRecord } from './persistence';
+import { sanitizeFailure } from './sanitize';
 import { signaturesValid } from './signatures';
 import { decodeMint, decodeTokenAccount, uiTokenAmount } from './tokens';
 
@@ -221,7 +223,7 @@ export class LocalChain extends EventEmitter {
     const tx = deserialize(wire);
     const signature = bs58.encode(tx.signatures[0] ?? new Uint8Array(64));
     if (this.records.has(signature)) throw preflightFailure('AlreadyProcessed', []);
-    const checks = this.check(tx, true);
+    const checks = this.check(tx, wire.length, true);
     if (checks) {
       // Mainnet's RPC forwards an unchecked transaction and the leader drops it; preflight reports why.
       if (options.skipPreflight) return signature;
@@ -238,6 +240,8 @@ export class LocalChain extends EventEmitter {
   simulate(wire: Buffer, options: { sigVerify?: boolean; replaceRecentBlockhash?: boolean; accounts?: string[] } = {}): SimulationResult {
     this.tick();
     let tx = deserialize(wire);
+    const malformed = sanitizeFailure(tx, wire.length);
+    if (malformed) throw new RpcRefusal(-32602, `invalid transaction: ${malformed}`);
     if (options.sigVerify && options.replaceRecentBlockhash) {
       throw new RpcRefusal(-32602, 'Invalid params: sigVerify may not be used with replaceRecentBlockhash');
     }
@@ -251,7 +255,14 @@ export class LocalChain extends EventEmitter {
     if (!replacementBlockhash && !this.blockhashes.isValid(tx.message.recentBlockhash, this.slotNow)) {
       return { err: 'BlockhashNotFound', logs: [], unitsConsumed: 0, accounts: null, replacementBlockhash };
     }
-    const loaded = this.load(tx);
+    let loaded: LoadedMessage;
+    try {
+      loaded = this.load(tx);
+    } catch (error) {
+      const err = error instanceof RpcRefusal ? (error.data as { err?: TransactionErrorJson } | undefined)?.err : undefined;
+      if (err) return { err, logs: [], unitsConsumed: 0, accounts: null, replacementBlockhash };
+      throw error;
+    }
     const before = loaded.keys.map((key) => readAccount(this.svm, key));
     let outcome: { err: TransactionErrorJson | null; logs: string[]; units: number };
     try {
@@ -301,10 +312,9 @@ export class LocalChain extends EventEmitter {
   // ---- execution ---------------------------------------------------------------------------------
 
   /** Signature and blockhash checks a validator makes before execution; null when they pass. */
-  private check(tx: VersionedTransaction, verifySignatures: boolean): RpcRefusal | null {
-    if (tx.signatures.length !== tx.message.header.numRequiredSignatures || tx.signatures.length === 0) {
-      return new RpcRefusal(-32602, 'invalid transaction: Transaction failed to sanitize accounts offsets correctly');
-    }
+  private check(tx: VersionedTransaction, wireLength: number, verifySignatures: boolean): RpcRefusal | null {
+    const malformed = sanitizeFailure(tx, wireLength);
+    if (malformed) return new RpcRefusal(-32602, `invalid transaction: ${malformed}`);
     if (verifySignatures && !signaturesValid(tx)) return new RpcRefusal(-32003, 'Transaction signature verification failure');
     if (!this.blockhashes.isValid(tx.message.recentBlockhash, this.slotNow)) return preflightFailure('BlockhashNotFound', []);
     return null;
@@ -317,7 +327,12 @@ export class LocalChain extends EventEmitter {
       lookups = message.addressTableLookups.map((lookup) => {
         const account = this.account(lookup.accountKey);
         if (!account) throw preflightFailure('AddressLookupTableNotFound', []);
-        return new AddressLookupTableAccount({ key: lookup.accountKey, state: AddressLookupTableAccount.deserialize(account.data) });
+        if (!account.owner.equals(AddressLookupTableProgram.programId)) throw preflightFailure('InvalidAddressLookupTableOwner', []);
+        try {
+          return new AddressLookupTableAccount({ key: lookup.accountKey, state: AddressLookupTableAccount.deserialize(account.data) });
+        } catch {
+          throw preflightFailure('InvalidAddressLookupTableData', []);
+        }
       });
     }
     let keys: PublicKey[];

@@ -7,6 +7,8 @@ import { encodeAccount, EncodeOptions, encodingOf, parsePubkey } from './encodin
 import { RpcError } from './errors';
 
 const MAX_BUFFERED_BYTES = 8 << 20;
+/** Bounds what one socket can make the server remember. */
+const MAX_SUBSCRIPTIONS_PER_SOCKET = 1_000;
 
 type Subscription =
   | { kind: 'signature'; socket: WebSocket; signature: string }
@@ -103,6 +105,7 @@ export class SubscriptionServer {
   }
 
   private add(owned: Set<number>, subscription: Subscription): number {
+    if (owned.size >= MAX_SUBSCRIPTIONS_PER_SOCKET) throw new RpcError(-32602, `Invalid params: at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} subscriptions per connection`);
     const id = this.nextId++;
     this.subscriptions.set(id, subscription);
     owned.add(id);
