@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import bs58 from 'bs58';
 import {
   Keypair,
   LAMPORTS_PER_SOL,
@@ -47,6 +48,7 @@ const probe: EmulatedProgram = {
       const [vault, destination] = ctx.accounts;
       return ctx.invokeSigned(createTransferInstruction(vault.pubkey, destination.pubkey, AUTHORITY, ctx.data.readBigUInt64LE(1)), [AUTHORITY]);
     }
+    if (op === 6) return ctx.emitData(Buffer.from('0102030405060708aa', 'hex'));
     if (op === 5) {
       const [from, to] = ctx.accounts;
       return ctx.invoke(SystemProgram.transfer({ fromPubkey: from.pubkey, toPubkey: to.pubkey, lamports: 1000 }));
@@ -129,6 +131,9 @@ describe('localnet JSON-RPC through web3.js and spl-token', () => {
     expect(byProgram.value.map((v) => v.pubkey.toBase58())).toEqual([mine.address.toBase58()]);
 
     const recorded = await t.connection.getTransaction(signature, { maxSupportedTransactionVersion: 0 });
+    const creation = await t.connection.getTransaction((await t.connection.getSignaturesForAddress(theirs.address)).at(-1)!.signature, { maxSupportedTransactionVersion: 0 });
+    // The associated token program's CPIs into System and Token, straight from LiteSVM.
+    expect(creation?.meta?.innerInstructions?.[0].instructions.length).toBeGreaterThanOrEqual(3);
     const amounts = (balances: any[]) => balances.map((b) => [b.owner, b.uiTokenAmount.amount]).sort();
     const sorted = (rows: string[][]) => rows.sort();
     expect(amounts(recorded!.meta!.preTokenBalances!)).toEqual(sorted([[owner.publicKey.toBase58(), '1000000'], [other.publicKey.toBase58(), '0']]));
@@ -247,6 +252,33 @@ describe('localnet JSON-RPC through web3.js and spl-token', () => {
       expect(recorded?.meta?.logMessages).toEqual(
         expect.arrayContaining([`Program ${PROBE_ID.toBase58()} invoke [1]`, 'Program 11111111111111111111111111111111 invoke [2]', 'Program log: count 1']),
       );
+      // The counter's creation is a System CPI of instruction 1, reported by account indexes as the RPC does.
+      const keys = recorded!.transaction.message.staticAccountKeys;
+      const inner = recorded!.meta!.innerInstructions!;
+      expect(inner.map((i) => i.index)).toEqual([1]);
+      const [cpi] = inner[0].instructions;
+      expect(keys[cpi.programIdIndex].equals(SystemProgram.programId)).toBe(true);
+      expect(cpi.accounts.map((i) => keys[i].toBase58())).toEqual([payer.publicKey.toBase58(), COUNTER.toBase58()]);
+      expect((cpi as { stackHeight?: number }).stackHeight).toBe(2);
+      const parsed = await t.connection.getParsedTransaction(signature, { maxSupportedTransactionVersion: 0 });
+      const parsedCpi = parsed?.meta?.innerInstructions?.[0].instructions[0] as { program?: string; parsed?: { type: string; info: { destination: string } } };
+      expect(parsedCpi.program).toBe('system');
+      expect(parsedCpi.parsed).toMatchObject({ type: 'transfer', info: { destination: COUNTER.toBase58() } });
+      const top = parsed?.transaction.message.instructions[0] as { parsed?: { type: string; info: { lamports: number } } };
+      expect(top.parsed).toEqual({ type: 'transfer', info: { source: payer.publicKey.toBase58(), destination: receiver.toBase58(), lamports: 1_000_000 } });
+    });
+
+    test('an event is a Program data log and an emit_cpi self-invocation to the event authority', async () => {
+      const payer = await t.funded(1);
+      const [eventAuthority] = PublicKey.findProgramAddressSync([Buffer.from('__event_authority')], PROBE_ID);
+      const signature = await sendAndConfirmTransaction(t.connection, new Transaction().add(probeIx(6, [{ pubkey: eventAuthority, isSigner: false, isWritable: false }])), [payer]);
+      const recorded = await t.connection.getTransaction(signature, { maxSupportedTransactionVersion: 0 });
+      expect(recorded?.meta?.logMessages).toContain(`Program data: ${Buffer.from('0102030405060708aa', 'hex').toString('base64')}`);
+      const [self] = recorded!.meta!.innerInstructions![0].instructions;
+      const keys = recorded!.transaction.message.staticAccountKeys;
+      expect(keys[self.programIdIndex].equals(PROBE_ID)).toBe(true);
+      expect(keys[self.accounts[0]].equals(eventAuthority)).toBe(true);
+      expect(Buffer.from(bs58.decode(self.data)).toString('hex')).toBe('e445a52e51cb9a1d0102030405060708aa');
     });
 
     test('when a later instruction fails, nothing changes but the fee', async () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { Clock, LiteSvm } from 'litesvm/dist/internal';
+import { Clock, LiteSvm, type TransactionMetadata } from 'litesvm/dist/internal';
 import bs58 from 'bs58';
 import {
   AddressLookupTableAccount,
@@ -15,6 +15,7 @@ import {
 import { fromLiteSvmError, TransactionErrorJson, TransactionFailure } from '../runtime/errors';
 import { Executor, LoadedMessage, readAccount, writeAccount } from '../runtime/executor';
 import type { AccountState, EmulatedProgram, GenesisContext } from '../runtime/program';
+import { InnerInstructionsJson, Trace } from '../runtime/trace';
 import { BLOCKHASH_VALIDITY, BlockhashWindow } from './blockhashes';
 import { ChainStore, WalRecord } from './persistence';
 import { sanitizeFailure } from './sanitize';
@@ -57,7 +58,7 @@ export interface TransactionRecord {
     preTokenBalances: TokenBalance[];
     postTokenBalances: TokenBalance[];
     logMessages: string[];
-    innerInstructions: unknown[];
+    innerInstructions: InnerInstructionsJson[];
     loadedAddresses: { writable: string[]; readonly: string[] };
     rewards: unknown[];
     computeUnitsConsumed: number;
@@ -67,6 +68,7 @@ export interface TransactionRecord {
 export interface SimulationResult {
   err: TransactionErrorJson | null;
   logs: string[];
+  innerInstructions: InnerInstructionsJson[];
   unitsConsumed: number;
   accounts: (AccountState | null)[] | null;
   replacementBlockhash: { blockhash: string; lastValidBlockHeight: number } | null;
@@ -253,27 +255,27 @@ export class LocalChain extends EventEmitter {
     }
     if (options.sigVerify && !signaturesValid(tx)) throw new RpcRefusal(-32003, 'Transaction signature verification failure');
     if (!replacementBlockhash && !this.blockhashes.isValid(tx.message.recentBlockhash, this.slotNow)) {
-      return { err: 'BlockhashNotFound', logs: [], unitsConsumed: 0, accounts: null, replacementBlockhash };
+      return { err: 'BlockhashNotFound', logs: [], innerInstructions: [], unitsConsumed: 0, accounts: null, replacementBlockhash };
     }
     let loaded: LoadedMessage;
     try {
       loaded = this.load(tx);
     } catch (error) {
       const err = error instanceof RpcRefusal ? (error.data as { err?: TransactionErrorJson } | undefined)?.err : undefined;
-      if (err) return { err, logs: [], unitsConsumed: 0, accounts: null, replacementBlockhash };
+      if (err) return { err, logs: [], innerInstructions: [], unitsConsumed: 0, accounts: null, replacementBlockhash };
       throw error;
     }
     const before = loaded.keys.map((key) => readAccount(this.svm, key));
-    let outcome: { err: TransactionErrorJson | null; logs: string[]; units: number };
+    let outcome: { err: TransactionErrorJson | null; logs: string[]; innerInstructions: InnerInstructionsJson[]; units: number };
     try {
       outcome = this.execute(tx, loaded, before);
     } catch (error) {
-      if (error instanceof TransactionFailure) return { err: error.error, logs: error.logs, unitsConsumed: 0, accounts: null, replacementBlockhash };
+      if (error instanceof TransactionFailure) return { err: error.error, logs: error.logs, innerInstructions: [], unitsConsumed: 0, accounts: null, replacementBlockhash };
       throw error;
     }
     const accounts = options.accounts?.map((address) => this.account(new PublicKey(address))) ?? null;
     loaded.keys.forEach((key, i) => loaded.writable[i] && writeAccount(this.svm, key, before[i]));
-    return { err: outcome.err, logs: outcome.logs, unitsConsumed: outcome.units, accounts, replacementBlockhash };
+    return { err: outcome.err, logs: outcome.logs, innerInstructions: outcome.innerInstructions, unitsConsumed: outcome.units, accounts, replacementBlockhash };
   }
 
   /** Funds an address from the faucet with a real, recorded System transfer. */
@@ -359,15 +361,15 @@ export class LocalChain extends EventEmitter {
     tx: VersionedTransaction,
     loaded: LoadedMessage,
     before: (AccountState | null)[],
-  ): { err: TransactionErrorJson | null; logs: string[]; units: number; fee: bigint } {
+  ): { err: TransactionErrorJson | null; logs: string[]; innerInstructions: InnerInstructionsJson[]; units: number; fee: bigint } {
     const fee = feeOf(tx, loaded);
     const emulated = loaded.instructions.some((ix) => this.executor.isEmulated(loaded.keys[ix.programIndex]));
     if (!emulated) {
       const result = this.svm.sendVersionedTransaction(tx.serialize()) as { err?: () => unknown; meta?: () => unknown };
-      const meta = (result.meta ? result.meta() : result) as { logs(): string[]; computeUnitsConsumed(): bigint };
+      const meta = (result.meta ? result.meta() : result) as TransactionMetadata;
       const err = result.err ? fromLiteSvmError(result.err()) : null;
       if (err !== null && typeof err !== 'object') throw new TransactionFailure(err, meta.logs());
-      return { err, logs: meta.logs(), units: Number(meta.computeUnitsConsumed()), fee };
+      return { err, logs: meta.logs(), innerInstructions: innerInstructionsOf(meta), units: Number(meta.computeUnitsConsumed()), fee };
     }
     const payer = before[0];
     if (!payer || payer.lamports === 0n) throw new TransactionFailure('AccountNotFound');
@@ -378,7 +380,7 @@ export class LocalChain extends EventEmitter {
       loaded.keys.forEach((key, i) => loaded.writable[i] && writeAccount(this.svm, key, before[i]));
       writeAccount(this.svm, loaded.keys[0], { ...payer, lamports: payer.lamports - fee });
     }
-    return { err: outcome.err, logs: outcome.logs, units: outcome.computeUnits, fee };
+    return { err: outcome.err, logs: outcome.logs, innerInstructions: outcome.innerInstructions, units: outcome.computeUnits, fee };
   }
 
   /** Executes and records; null when the transaction was refused without landing. */
@@ -418,7 +420,7 @@ export class LocalChain extends EventEmitter {
         preTokenBalances,
         postTokenBalances: this.tokenBalances(loaded.keys, after, mints),
         logMessages: outcome.logs,
-        innerInstructions: [],
+        innerInstructions: outcome.innerInstructions,
         loadedAddresses: {
           writable: accountKeys.slice(statics).filter((_, i) => loaded.writable[statics + i]),
           readonly: accountKeys.slice(statics).filter((_, i) => !loaded.writable[statics + i]),
@@ -487,11 +489,11 @@ export class LocalChain extends EventEmitter {
       setAccount: (pubkey, state) => writeAccount(this.svm, pubkey, state),
       rentExempt: (length) => this.rentExempt(length),
       run: (instructions, signers) => {
-        const logs: string[] = [];
+        const trace = new Trace([]);
         for (const instruction of instructions) {
           const granted = new Set(signers.map((s) => s.toBase58()));
           const keys = instruction.keys.map((k) => ({ ...k, isSigner: k.isSigner || granted.has(k.pubkey.toBase58()) }));
-          this.executor.runNative({ ...instruction, keys } as typeof instruction, 1, logs);
+          this.executor.runNative({ ...instruction, keys } as typeof instruction, 0, 1, trace);
         }
       },
     };
@@ -560,6 +562,19 @@ export interface ChainMeta {
 
 function reviveRecord(record: ChainMeta['records'][number]): TransactionRecord {
   return { ...record, wire: Buffer.from(record.wire, 'base64') };
+}
+
+function innerInstructionsOf(meta: TransactionMetadata): InnerInstructionsJson[] {
+  return meta
+    .innerInstructions()
+    .map((list, index) => ({
+      index,
+      instructions: list.map((inner) => {
+        const compiled = inner.instruction();
+        return { programIdIndex: compiled.programIdIndex(), accounts: Array.from(compiled.accounts()), data: bs58.encode(compiled.data()), stackHeight: inner.stackHeight() };
+      }),
+    }))
+    .filter((entry) => entry.instructions.length > 0);
 }
 
 function deserialize(wire: Buffer): VersionedTransaction {

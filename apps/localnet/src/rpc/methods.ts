@@ -5,6 +5,7 @@ import { LocalChain, RpcRefusal, TransactionRecord } from '../chain/localChain';
 import { decodeMint, decodeTokenAccount, uiTokenAmount } from '../chain/tokens';
 import { decodeWire, encodeAccount, EncodeOptions, encodingOf, parsePubkey } from './encoding';
 import { RpcError } from './errors';
+import { parsedInstruction } from './parsedInstructions';
 
 export const SOLANA_CORE_VERSION = '2.2.0';
 const FEATURE_SET = 3294202862;
@@ -116,12 +117,7 @@ function encodeTransaction(record: TransactionRecord, encoding: string) {
       writable: message.isAccountWritable(i),
       source: i < message.staticAccountKeys.length ? 'transaction' : 'lookupTable',
     }));
-    body.instructions = message.compiledInstructions.map((ix) => ({
-      programId: record.accountKeys[ix.programIdIndex],
-      accounts: ix.accountKeyIndexes.map((i) => record.accountKeys[i]),
-      data: bs58.encode(ix.data),
-      stackHeight: null,
-    }));
+    body.instructions = message.compiledInstructions.map((ix) => parsedInstruction(record.accountKeys, ix.programIdIndex, ix.accountKeyIndexes, Buffer.from(ix.data), null));
   } else {
     body.accountKeys = message.staticAccountKeys.map((k) => k.toBase58());
   }
@@ -249,7 +245,7 @@ export const METHODS: Record<string, Method> = {
       accounts: result.accounts?.map((a) => (a ? encodeAccount(chain, a, options.accounts) : null)) ?? null,
       unitsConsumed: result.unitsConsumed,
       returnData: null,
-      innerInstructions: null,
+      innerInstructions: options.innerInstructions === true ? result.innerInstructions : null,
       replacementBlockhash: result.replacementBlockhash,
       loadedAccountsDataSize: 0,
     });
@@ -279,11 +275,21 @@ export const METHODS: Record<string, Method> = {
         'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
       );
     }
+    const meta =
+      encoding === 'jsonParsed'
+        ? {
+            ...record.meta,
+            innerInstructions: record.meta.innerInstructions.map(({ index, instructions }) => ({
+              index,
+              instructions: instructions.map((ix) => parsedInstruction(record.accountKeys, ix.programIdIndex, ix.accounts, Buffer.from(bs58.decode(ix.data)), ix.stackHeight)),
+            })),
+          }
+        : record.meta;
     const result: Record<string, unknown> = {
       slot: record.slot,
       blockTime: record.blockTime,
       transaction: encodeTransaction(record, encoding),
-      meta: record.meta,
+      meta,
     };
     if (options.maxSupportedTransactionVersion !== undefined) result.version = record.version;
     return result;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Account, LiteSvm } from 'litesvm/dist/internal';
+import { Account, LiteSvm, type TransactionMetadata } from 'litesvm/dist/internal';
 import {
   AccountMeta,
   ComputeBudgetProgram,
@@ -11,6 +11,7 @@ import {
 } from '@solana/web3.js';
 import { fromLiteSvmError, TransactionErrorJson, TransactionFailure } from './errors';
 import { AccountState, EmulatedProgram, InstructionAccount, InstructionContext, ProgramError } from './program';
+import { InnerInstructionsJson, Trace } from './trace';
 
 /** A transaction message with its account keys resolved (lookup tables included). */
 export interface LoadedMessage {
@@ -23,6 +24,7 @@ export interface LoadedMessage {
 export interface ExecutionOutcome {
   err: TransactionErrorJson | null;
   logs: string[];
+  innerInstructions: InnerInstructionsJson[];
   computeUnits: number;
 }
 
@@ -74,7 +76,8 @@ export class Executor {
   }
 
   execute(message: LoadedMessage): ExecutionOutcome {
-    const logs: string[] = [];
+    const trace = new Trace(message.keys);
+    const logs = trace.logs;
     let computeUnits = 0;
     for (let index = 0; index < message.instructions.length; index++) {
       const compiled = message.instructions[index];
@@ -91,20 +94,22 @@ export class Executor {
       }));
       const instruction = new TransactionInstruction({ programId, keys: accounts, data: compiled.data });
       try {
-        computeUnits += this.dispatch(instruction, index, 1, logs);
+        computeUnits += this.dispatch(instruction, index, 1, trace);
       } catch (error) {
-        return { err: this.toTransactionError(error, index, message.keys), logs, computeUnits };
+        return { err: this.toTransactionError(error, index, message.keys), logs, innerInstructions: trace.innerInstructions(), computeUnits };
       }
     }
-    return { err: null, logs, computeUnits };
+    return { err: null, logs, innerInstructions: trace.innerInstructions(), computeUnits };
   }
 
-  private dispatch(instruction: TransactionInstruction, index: number, depth: number, logs: string[]): number {
+  private dispatch(instruction: TransactionInstruction, index: number, depth: number, trace: Trace): number {
+    if (depth > 1) trace.invoked(index, instruction.programId, instruction.keys.map((k) => k.pubkey), instruction.data, depth);
     const program = this.programs.get(instruction.programId.toBase58());
-    if (!program) return this.runNative(instruction, depth, logs);
+    if (!program) return this.runNative(instruction, index, depth, trace);
     const id = instruction.programId.toBase58();
+    const logs = trace.logs;
     logs.push(`Program ${id} invoke [${depth}]`);
-    const context = new EmulatedContext(this, program, instruction, index, depth, logs);
+    const context = new EmulatedContext(this, program, instruction, index, depth, trace);
     try {
       program.execute(context);
     } catch (error) {
@@ -123,8 +128,8 @@ export class Executor {
     return context.units;
   }
 
-  /** Runs one real instruction inside LiteSVM; its logs are re-nested at the caller's depth. */
-  runNative(instruction: TransactionInstruction, depth: number, logs: string[]): number {
+  /** Runs one real instruction inside LiteSVM; its logs and inner instructions are re-nested at the caller's depth. */
+  runNative(instruction: TransactionInstruction, index: number, depth: number, trace: Trace): number {
     const message = new TransactionMessage({
       payerKey: this.runtimePayer,
       recentBlockhash: this.svm.latestBlockhash(),
@@ -132,10 +137,15 @@ export class Executor {
     }).compileToLegacyMessage();
     const tx = new VersionedTransaction(message, Array.from({ length: message.header.numRequiredSignatures }, () => randomBytes(64)));
     const result = this.svm.sendVersionedTransaction(tx.serialize()) as { err?: () => unknown; meta?: () => unknown };
-    const meta = (result.meta ? result.meta() : result) as { logs(): string[]; computeUnitsConsumed(): bigint };
+    const meta = (result.meta ? result.meta() : result) as TransactionMetadata;
     const shift = depth - 1;
     for (const line of meta.logs()) {
-      logs.push(shift === 0 ? line : line.replace(/ invoke \[(\d+)\]$/, (_, d: string) => ` invoke [${Number(d) + shift}]`));
+      trace.logs.push(shift === 0 ? line : line.replace(/ invoke \[(\d+)\]$/, (_, d: string) => ` invoke [${Number(d) + shift}]`));
+    }
+    const keys = message.staticAccountKeys;
+    for (const inner of meta.innerInstructions()[0] ?? []) {
+      const compiled = inner.instruction();
+      trace.invoked(index, keys[compiled.programIdIndex()], Array.from(compiled.accounts(), (i) => keys[i]), compiled.data(), inner.stackHeight() + shift);
     }
     if (result.err) {
       const err = fromLiteSvmError(result.err());
@@ -152,7 +162,7 @@ export class Executor {
     for (const meta of instruction.keys) checkPrivileges(caller, meta, pdaSigners);
     const granted = new Set(pdaSigners.map((k) => k.toBase58()));
     const keys = instruction.keys.map((meta) => ({ ...meta, isSigner: meta.isSigner || granted.has(meta.pubkey.toBase58()) }));
-    caller.units += this.dispatch(new TransactionInstruction({ programId: instruction.programId, keys, data: instruction.data }), caller.index, caller.depth + 1, caller.logs);
+    caller.units += this.dispatch(new TransactionInstruction({ programId: instruction.programId, keys, data: instruction.data }), caller.index, caller.depth + 1, caller.trace);
   }
 
   account(pubkey: PublicKey): AccountState | null {
@@ -223,7 +233,7 @@ class EmulatedContext implements InstructionContext {
     instruction: TransactionInstruction,
     readonly index: number,
     readonly depth: number,
-    readonly logs: string[],
+    readonly trace: Trace,
   ) {
     this.programId = program.programId;
     this.data = Buffer.from(instruction.data);
@@ -285,11 +295,11 @@ class EmulatedContext implements InstructionContext {
   }
 
   log(message: string): void {
-    this.logs.push(`Program log: ${message}`);
+    this.trace.logs.push(`Program log: ${message}`);
   }
 
   emitData(bytes: Buffer): void {
-    this.logs.push(`Program data: ${bytes.toString('base64')}`);
+    this.trace.event(this.index, this.programId, this.depth, bytes);
   }
 
   private owned(pubkey: PublicKey): AccountState {
