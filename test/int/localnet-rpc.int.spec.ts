@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
 import {
+  AddressLookupTableProgram,
+  ComputeBudgetProgram,
   Keypair,
   LAMPORTS_PER_SOL,
   PublicKey,
@@ -205,6 +207,64 @@ describe('localnet JSON-RPC through web3.js and spl-token', () => {
     expect(epoch.absoluteSlot).toBe(await t.connection.getSlot());
     expect(await rpc(t.net.rpcUrl, 'getHealth')).toMatchObject({ result: 'ok' });
     expect((await t.connection.getRecentPrioritizationFees()).length).toBeGreaterThan(0);
+  });
+
+  test('priority fees are charged and reported as agave computes them (3,000 units per builtin, 200,000 otherwise)', async () => {
+    const a = await t.funded(1);
+    const to = Keypair.generate().publicKey;
+    const priced = new Transaction().add(ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1_000_000 }), SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: to, lamports: 1_000_000 }));
+    const signature = await sendAndConfirmTransaction(t.connection, priced, [a]);
+    expect((await t.connection.getTransaction(signature, { maxSupportedTransactionVersion: 0 }))?.meta?.fee).toBe(5000 + 6000);
+    expect(await t.connection.getBalance(a.publicKey)).toBe(LAMPORTS_PER_SOL - 1_000_000 - 11_000);
+    const limited = new TransactionMessage({
+      payerKey: a.publicKey,
+      recentBlockhash: (await t.connection.getLatestBlockhash()).blockhash,
+      instructions: [ComputeBudgetProgram.setComputeUnitLimit({ units: 200_000 }), ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1_000_000 }), SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: to, lamports: 1 })],
+    }).compileToV0Message();
+    expect((await t.connection.getFeeForMessage(limited)).value).toBe(205_000);
+  });
+
+  test('a resend of a landed transaction is AlreadyProcessed with preflight, and returns its signature without', async () => {
+    const a = await t.funded(1);
+    const tx = new Transaction({ ...(await t.connection.getLatestBlockhash()), feePayer: a.publicKey }).add(
+      SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 }),
+    );
+    tx.sign(a);
+    const raw = tx.serialize();
+    const signature = await t.connection.sendRawTransaction(raw);
+    expect(await t.connection.sendRawTransaction(raw, { skipPreflight: true })).toBe(signature);
+    const again = await expectSendError(t.connection.sendRawTransaction(raw));
+    expect(again.message).toContain('This transaction has already been processed');
+    expect(await t.connection.getBalance(a.publicKey)).toBe(LAMPORTS_PER_SOL - 1_005_000);
+  });
+
+  test('an address lookup table created at the current slot serves a v0 transaction', async () => {
+    const a = await t.funded(1);
+    const to = Keypair.generate().publicKey;
+    const [create, table] = AddressLookupTableProgram.createLookupTable({ authority: a.publicKey, payer: a.publicKey, recentSlot: await t.connection.getSlot() });
+    const extend = AddressLookupTableProgram.extendLookupTable({ lookupTable: table, authority: a.publicKey, payer: a.publicKey, addresses: [to] });
+    await sendAndConfirmTransaction(t.connection, new Transaction().add(create, extend), [a]);
+    const lookup = (await t.connection.getAddressLookupTable(table)).value!;
+    expect(lookup.state.addresses.map((k) => k.toBase58())).toEqual([to.toBase58()]);
+    // A table serves transactions from the slot after its last extension, as on mainnet.
+    const slot = await t.connection.getSlot();
+    await new Promise<void>((resolve) => {
+      const id = t.connection.onSlotChange((info) => {
+        if (info.slot <= slot) return;
+        void t.connection.removeSlotChangeListener(id);
+        resolve();
+      });
+    });
+    const latest = await t.connection.getLatestBlockhash();
+    const message = new TransactionMessage({ payerKey: a.publicKey, recentBlockhash: latest.blockhash, instructions: [SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: to, lamports: 1_000_000 })] }).compileToV0Message([lookup]);
+    expect(message.addressTableLookups).toHaveLength(1);
+    const v0 = new VersionedTransaction(message);
+    v0.sign([a]);
+    const signature = await t.connection.sendTransaction(v0);
+    await t.connection.confirmTransaction({ signature, ...latest });
+    expect(await t.connection.getBalance(to)).toBe(1_000_000);
+    const recorded = await t.connection.getTransaction(signature, { maxSupportedTransactionVersion: 0 });
+    expect(recorded?.meta?.loadedAddresses?.writable.map((k) => k.toBase58())).toEqual([to.toBase58()]);
   });
 
   test('accountSubscribe and slotSubscribe notify over the WebSocket', async () => {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Clock, LiteSvm, type TransactionMetadata } from 'litesvm/dist/internal';
 import bs58 from 'bs58';
@@ -10,6 +10,7 @@ import {
   PublicKey,
   SystemProgram,
   TransactionMessage,
+  VersionedMessage,
   VersionedTransaction,
 } from '@solana/web3.js';
 import { fromLiteSvmError, TransactionErrorJson, TransactionFailure } from '../runtime/errors';
@@ -110,6 +111,12 @@ export class LocalChain extends EventEmitter {
   private svm!: LiteSvm;
   private executor!: Executor;
   private blockhashes = new BlockhashWindow();
+  /** Our own blockhashes, random per slot, so none can recur after a restart (LiteSVM's sequence would). */
+  private latest = '';
+  /** Newest first, as the SlotHashes sysvar holds them (address lookup tables check a recent slot against it). */
+  private slotHashes: { slot: number; hash: string }[] = [];
+  /** Signatures that landed with a blockhash still valid: a resend is AlreadyProcessed, not a second execution. */
+  private recent = new Map<string, number>();
   private readonly records = new Map<string, TransactionRecord>();
   private readonly byAddress = new Map<string, string[]>();
   private genesisAt = 0;
@@ -164,8 +171,7 @@ export class LocalChain extends EventEmitter {
 
   latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
     this.tick();
-    const blockhash = this.svm.latestBlockhash();
-    return { blockhash, lastValidBlockHeight: this.blockhashes.lastValidBlockHeight(blockhash) ?? this.slotNow + BLOCKHASH_VALIDITY };
+    return { blockhash: this.latest, lastValidBlockHeight: this.blockhashes.lastValidBlockHeight(this.latest) ?? this.slotNow + BLOCKHASH_VALIDITY };
   }
 
   isBlockhashValid(hash: string): boolean {
@@ -179,10 +185,26 @@ export class LocalChain extends EventEmitter {
     if (target <= this.slotNow) return;
     const parent = this.slotNow;
     this.setClock(target, this.now());
-    this.svm.expireBlockhash();
-    this.blockhashes.add(this.svm.latestBlockhash(), target + BLOCKHASH_VALIDITY);
+    this.newBlockhash(target);
     this.blockhashes.prune(target);
+    for (const [signature, lastValid] of this.recent) {
+      if (lastValid >= target) break;
+      this.recent.delete(signature);
+    }
     this.emit('slot', { slot: target, parent, root: target });
+  }
+
+  private newBlockhash(slot: number): void {
+    this.latest = bs58.encode(randomBytes(32));
+    this.blockhashes.add(this.latest, slot + BLOCKHASH_VALIDITY);
+    this.noteSlot(slot, this.latest);
+  }
+
+  private noteSlot(slot: number, hash: string): void {
+    if (this.slotHashes[0]?.slot === slot) return;
+    this.slotHashes.unshift({ slot, hash });
+    if (this.slotHashes.length > 512) this.slotHashes.length = 512;
+    this.svm.setSlotHashes(this.slotHashes.map((h) => ({ slot: BigInt(h.slot), hash: h.hash })));
   }
 
   private setClock(slot: number, atMs: number): void {
@@ -224,7 +246,11 @@ export class LocalChain extends EventEmitter {
     this.tick();
     const tx = deserialize(wire);
     const signature = bs58.encode(tx.signatures[0] ?? new Uint8Array(64));
-    if (this.records.has(signature)) throw preflightFailure('AlreadyProcessed', []);
+    if (this.recent.has(signature) || this.records.has(signature)) {
+      // Mainnet's RPC forwards a resend without simulating it, and the leader drops the duplicate.
+      if (options.skipPreflight) return signature;
+      throw preflightFailure('AlreadyProcessed', []);
+    }
     const checks = this.check(tx, wire.length, true);
     if (checks) {
       // Mainnet's RPC forwards an unchecked transaction and the leader drops it; preflight reports why.
@@ -362,7 +388,7 @@ export class LocalChain extends EventEmitter {
     loaded: LoadedMessage,
     before: (AccountState | null)[],
   ): { err: TransactionErrorJson | null; logs: string[]; innerInstructions: InnerInstructionsJson[]; units: number; fee: bigint } {
-    const fee = feeOf(tx, loaded);
+    const fee = feeOf(loaded);
     const emulated = loaded.instructions.some((ix) => this.executor.isEmulated(loaded.keys[ix.programIndex]));
     if (!emulated) {
       const result = this.svm.sendVersionedTransaction(tx.serialize()) as { err?: () => unknown; meta?: () => unknown };
@@ -430,6 +456,7 @@ export class LocalChain extends EventEmitter {
       },
     };
     this.remember(record);
+    this.recent.set(signature, this.blockhashes.lastValidBlockHeight(tx.message.recentBlockhash) ?? this.slotNow + BLOCKHASH_VALIDITY);
     return { record, writable: loaded.keys.filter((_, i) => loaded.writable[i]) };
   }
 
@@ -482,7 +509,7 @@ export class LocalChain extends EventEmitter {
     this.fresh(new LiteSvm());
     this.genesisAt = this.now();
     this.setClock(0, this.genesisAt);
-    this.blockhashes.add(this.svm.latestBlockhash(), BLOCKHASH_VALIDITY);
+    this.newBlockhash(0);
     writeAccount(this.svm, FAUCET.publicKey, { lamports: FAUCET_LAMPORTS, data: Buffer.alloc(0), owner: SystemProgram.programId, executable: false });
     writeAccount(this.svm, RUNTIME_PAYER, { lamports: 1n << 62n, data: Buffer.alloc(0), owner: SystemProgram.programId, executable: false });
     const context: GenesisContext = {
@@ -513,6 +540,10 @@ export class LocalChain extends EventEmitter {
     this.genesisAt = meta.genesisAt;
     this.slotNow = meta.slot;
     this.blockhashes = BlockhashWindow.from(meta.blockhashes);
+    this.latest = meta.blockhashes.at(-1)?.[0] ?? '';
+    this.slotHashes = meta.slotHashes;
+    this.recent = new Map(meta.recentSignatures);
+    if (this.slotHashes.length > 0) this.svm.setSlotHashes(this.slotHashes.map((h) => ({ slot: BigInt(h.slot), hash: h.hash })));
     for (const record of meta.records) this.remember(reviveRecord(record));
     this.transactionCount = meta.transactionCount;
   }
@@ -521,6 +552,7 @@ export class LocalChain extends EventEmitter {
     const wire = Buffer.from(entry.wire, 'base64');
     const tx = deserialize(wire);
     this.setClock(entry.slot, entry.at);
+    this.noteSlot(entry.slot, tx.message.recentBlockhash);
     this.commit(tx, wire, this.load(tx), { rollbackOnError: false });
   }
 
@@ -539,6 +571,8 @@ export class LocalChain extends EventEmitter {
       slot: this.slotNow,
       transactionCount: this.transactionCount,
       blockhashes: this.blockhashes.toJSON(),
+      slotHashes: this.slotHashes,
+      recentSignatures: [...this.recent],
       records: [...this.records.values()].slice(-2_000).map((r) => ({ ...r, wire: r.wire.toString('base64') })),
     };
     return this.store.snapshot(Buffer.from(this.svm.toBytes()), meta);
@@ -557,6 +591,8 @@ export interface ChainMeta {
   slot: number;
   transactionCount: number;
   blockhashes: [string, number][];
+  slotHashes: { slot: number; hash: string }[];
+  recentSignatures: [string, number][];
   records: (Omit<TransactionRecord, 'wire'> & { wire: string })[];
 }
 
@@ -585,22 +621,40 @@ function deserialize(wire: Buffer): VersionedTransaction {
   }
 }
 
-/** Base fee per signature plus the compute-budget priority fee, as agave charges it. */
-function feeOf(tx: VersionedTransaction, loaded: LoadedMessage): bigint {
+/** Programs that agave reserves 3,000 compute units for by default (SIMD-0170); any other gets 200,000. */
+const BUILTINS = new Set(
+  [
+    SystemProgram.programId,
+    ComputeBudgetProgram.programId,
+    AddressLookupTableProgram.programId,
+    new PublicKey('Stake11111111111111111111111111111111111111'),
+    new PublicKey('Vote111111111111111111111111111111111111111'),
+    new PublicKey('Config1111111111111111111111111111111111111'),
+    new PublicKey('BPFLoaderUpgradeab1e11111111111111111111111'),
+    new PublicKey('BPFLoader2111111111111111111111111111111111'),
+    new PublicKey('Ed25519SigVerify111111111111111111111111111'),
+    new PublicKey('KeccakSecp256k11111111111111111111111111111'),
+  ].map((key) => key.toBase58()),
+);
+
+/** Base fee per signature plus the compute-budget priority fee, as agave (and LiteSVM) charge it. */
+export function feeOf(message: VersionedMessage | LoadedMessage): bigint {
+  const keys = 'keys' in message ? message.keys : message.staticAccountKeys;
+  const instructions = 'keys' in message ? message.instructions.map((ix) => ({ program: ix.programIndex, data: ix.data })) : message.compiledInstructions.map((ix) => ({ program: ix.programIdIndex, data: Buffer.from(ix.data) }));
+  const signatures = 'keys' in message ? message.signer.filter(Boolean).length : message.header.numRequiredSignatures;
   let microLamports = 0n;
-  let limit = 0n;
-  let nonBudget = 0;
-  for (const ix of loaded.instructions) {
-    if (!loaded.keys[ix.programIndex].equals(ComputeBudgetProgram.programId)) {
-      nonBudget++;
-      continue;
-    }
-    if (ix.data[0] === 2 && ix.data.length >= 5) limit = BigInt(ix.data.readUInt32LE(1));
+  let explicitLimit: bigint | null = null;
+  let units = 0n;
+  for (const ix of instructions) {
+    const program = keys[ix.program];
+    units += program && BUILTINS.has(program.toBase58()) ? 3_000n : 200_000n;
+    if (!program?.equals(ComputeBudgetProgram.programId)) continue;
+    if (ix.data[0] === 2 && ix.data.length >= 5) explicitLimit = BigInt(ix.data.readUInt32LE(1));
     if (ix.data[0] === 3 && ix.data.length >= 9) microLamports = ix.data.readBigUInt64LE(1);
   }
-  if (limit === 0n) limit = BigInt(Math.min(200_000 * nonBudget, 1_400_000));
+  const limit = (explicitLimit ?? units) > 1_400_000n ? 1_400_000n : (explicitLimit ?? units);
   const priority = (microLamports * limit + 999_999n) / 1_000_000n;
-  return LAMPORTS_PER_SIGNATURE * BigInt(tx.signatures.length) + priority;
+  return LAMPORTS_PER_SIGNATURE * BigInt(signatures) + priority;
 }
 
 function preflightFailure(err: TransactionErrorJson, logs: string[], unitsConsumed = 0): RpcRefusal {

@@ -1,7 +1,7 @@
 import bs58 from 'bs58';
 import { PublicKey, VersionedMessage, VersionedTransaction } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
-import { LocalChain, RpcRefusal, TransactionRecord } from '../chain/localChain';
+import { feeOf, LocalChain, RpcRefusal, TransactionRecord } from '../chain/localChain';
 import { decodeMint, decodeTokenAccount, uiTokenAmount } from '../chain/tokens';
 import { decodeWire, encodeAccount, EncodeOptions, encodingOf, parsePubkey } from './encoding';
 import { RpcError } from './errors';
@@ -208,7 +208,7 @@ export const METHODS: Record<string, Method> = {
       throw RpcError.invalidParams('Invalid params: failed to deserialize message');
     }
     if (!chain.isBlockhashValid(message.recentBlockhash)) return withContext(chain, null);
-    return withContext(chain, 5000 * message.header.numRequiredSignatures);
+    return withContext(chain, Number(feeOf(message)));
   },
   getRecentPrioritizationFees: (chain) => {
     const slot = chain.slot;
