@@ -267,26 +267,39 @@ describe('localnet JSON-RPC through web3.js and spl-token', () => {
     expect(recorded?.meta?.loadedAddresses?.writable.map((k) => k.toBase58())).toEqual([to.toBase58()]);
   });
 
-  test('accountSubscribe and slotSubscribe notify over the WebSocket', async () => {
+  test('account, program, logs, slot and root subscriptions notify over the WebSocket', async () => {
     const a = await t.funded(1);
     const watched = Keypair.generate().publicKey;
-    const seen = new Promise<number>((resolve) => {
-      const id = t.connection.onAccountChange(watched, (info) => {
-        void t.connection.removeAccountChangeListener(id);
-        resolve(info.lamports);
+    const once = <T>(subscribe: (done: (value: T) => void) => number, remove: (id: number) => Promise<void>) =>
+      new Promise<T>((resolve) => {
+        const id = subscribe((value) => {
+          void remove(id);
+          resolve(value);
+        });
       });
-    });
-    const slot = new Promise<number>((resolve) => {
-      const id = t.connection.onSlotChange((info) => {
-        void t.connection.removeSlotChangeListener(id);
-        resolve(info.slot);
-      });
-    });
+    const seen = once<number>((done) => t.connection.onAccountChange(watched, (info) => done(info.lamports)), (id) => t.connection.removeAccountChangeListener(id));
+    const owned = once<string>(
+      (done) =>
+        t.connection.onProgramAccountChange(
+          SystemProgram.programId,
+          (info) => info.accountId.equals(watched) && done(info.accountId.toBase58()),
+          { filters: [{ dataSize: 0 }] },
+        ),
+      (id) => t.connection.removeProgramAccountChangeListener(id),
+    );
+    const logged = once<{ signature: string; logs: string[] }>((done) => t.connection.onLogs(watched, (logs) => done(logs)), (id) => t.connection.removeOnLogsListener(id));
+    const slot = once<number>((done) => t.connection.onSlotChange((info) => done(info.slot)), (id) => t.connection.removeSlotChangeListener(id));
+    const root = once<number>((done) => t.connection.onRootChange((r) => done(r)), (id) => t.connection.removeRootChangeListener(id));
     // The subscription is registered once the server has answered it; wait for that before the transfer.
     await waitForSubscriptions(t);
-    await sendAndConfirmTransaction(t.connection, new Transaction().add(SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: watched, lamports: 4_242_000 })), [a]);
+    const signature = await sendAndConfirmTransaction(t.connection, new Transaction().add(SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: watched, lamports: 4_242_000 })), [a]);
     expect(await seen).toBe(4_242_000);
+    expect(await owned).toBe(watched.toBase58());
+    const logs = await logged;
+    expect(logs.signature).toBe(signature);
+    expect(logs.logs).toContain('Program 11111111111111111111111111111111 success');
     expect(await slot).toBeGreaterThan(0);
+    expect(await root).toBeGreaterThan(0);
   });
 
   describe('an emulated program inside one atomic transaction', () => {

@@ -38,7 +38,7 @@ function accountOrNull(chain: LocalChain, key: PublicKey, options: EncodeOptions
   return account ? encodeAccount(chain, account, options) : null;
 }
 
-function matchesFilters(data: Buffer, filters: unknown): boolean {
+export function matchesFilters(data: Buffer, filters: unknown): boolean {
   if (filters === undefined) return true;
   if (!Array.isArray(filters)) throw RpcError.invalidParams('Invalid params: filters must be an array');
   for (const filter of filters) {

@@ -1,10 +1,11 @@
 import type { Server as HttpServer } from 'node:http';
-import { PublicKey } from '@solana/web3.js';
+import { PublicKey, SystemProgram } from '@solana/web3.js';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { LocalChain, TransactionRecord } from '../chain/localChain';
 import { SLOT_MS } from '../chain/localChain';
 import { encodeAccount, EncodeOptions, encodingOf, parsePubkey } from './encoding';
 import { RpcError } from './errors';
+import { matchesFilters } from './methods';
 
 const MAX_BUFFERED_BYTES = 8 << 20;
 /** Bounds what one socket can make the server remember. */
@@ -13,7 +14,9 @@ const MAX_SUBSCRIPTIONS_PER_SOCKET = 1_000;
 type Subscription =
   | { kind: 'signature'; socket: WebSocket; signature: string }
   | { kind: 'account'; socket: WebSocket; key: string; options: EncodeOptions }
-  | { kind: 'slot'; socket: WebSocket };
+  | { kind: 'program'; socket: WebSocket; programId: string; options: EncodeOptions; filters: unknown }
+  | { kind: 'logs'; socket: WebSocket; mentions: string | null }
+  | { kind: 'slot' | 'root' | 'slotsUpdates'; socket: WebSocket };
 
 /**
  * The PubSub WebSocket (RPC port + 1), speaking the JSON-RPC that web3.js's rpc-websockets client sends:
@@ -25,6 +28,8 @@ export class SubscriptionServer {
   private readonly bySignature = new Map<string, Set<number>>();
   private readonly byAccount = new Map<string, Set<number>>();
   private readonly slotSubscribers = new Set<number>();
+  private readonly programSubscribers = new Map<string, Set<number>>();
+  private readonly logsSubscribers = new Set<number>();
   private nextId = 0;
   private slotTimer: NodeJS.Timeout | null = null;
 
@@ -72,8 +77,44 @@ export class SubscriptionServer {
         const signature = params[0];
         const id = this.add(owned, { kind: 'signature', socket, signature });
         index(this.bySignature, signature, id);
+        const options = (params[1] && typeof params[1] === 'object' ? params[1] : {}) as { enableReceivedNotification?: boolean };
         const landed = this.chain.record(signature);
-        if (landed) setImmediate(() => this.landed(landed));
+        setImmediate(() => {
+          if (options.enableReceivedNotification && this.subscriptions.has(id)) {
+            this.notify(socket, 'signatureNotification', id, { context: { slot: this.chain.slot }, value: 'receivedSignature' });
+          }
+          if (landed) this.landed(landed);
+        });
+        return id;
+      }
+      case 'logsSubscribe': {
+        const filter = params[0];
+        let mentions: string | null = null;
+        if (filter && typeof filter === 'object' && Array.isArray((filter as { mentions?: unknown }).mentions)) {
+          const list = (filter as { mentions: unknown[] }).mentions;
+          if (list.length !== 1) throw RpcError.invalidParams('Invalid Request: Only 1 address supported');
+          mentions = parsePubkey(list[0]).toBase58();
+        } else if (filter !== 'all' && filter !== 'allWithVotes') {
+          throw RpcError.invalidParams('Invalid params: expected "all", "allWithVotes" or { mentions: [address] }');
+        }
+        const id = this.add(owned, { kind: 'logs', socket, mentions });
+        this.logsSubscribers.add(id);
+        return id;
+      }
+      case 'programSubscribe': {
+        const programId = parsePubkey(params[0]).toBase58();
+        const options = (params[1] && typeof params[1] === 'object' ? params[1] : {}) as EncodeOptions & { filters?: unknown };
+        encodingOf(options, 'base58');
+        if (options.filters !== undefined) matchesFilters(Buffer.alloc(0), options.filters);
+        const id = this.add(owned, { kind: 'program', socket, programId, options: { encoding: options.encoding ?? 'base58' }, filters: options.filters });
+        index(this.programSubscribers, programId, id);
+        return id;
+      }
+      case 'rootSubscribe':
+      case 'slotsUpdatesSubscribe': {
+        const id = this.add(owned, { kind: method === 'rootSubscribe' ? 'root' : 'slotsUpdates', socket });
+        this.slotSubscribers.add(id);
+        this.startSlotClock();
         return id;
       }
       case 'accountSubscribe': {
@@ -92,6 +133,10 @@ export class SubscriptionServer {
       }
       case 'signatureUnsubscribe':
       case 'accountUnsubscribe':
+      case 'logsUnsubscribe':
+      case 'programUnsubscribe':
+      case 'rootUnsubscribe':
+      case 'slotsUpdatesUnsubscribe':
       case 'slotUnsubscribe': {
         const id = params[0];
         if (typeof id !== 'number' || !owned.has(id)) throw RpcError.invalidParams('Invalid subscription id.');
@@ -118,7 +163,9 @@ export class SubscriptionServer {
     this.subscriptions.delete(id);
     if (subscription.kind === 'signature') unindex(this.bySignature, subscription.signature, id);
     if (subscription.kind === 'account') unindex(this.byAccount, subscription.key, id);
-    if (subscription.kind === 'slot') {
+    if (subscription.kind === 'program') unindex(this.programSubscribers, subscription.programId, id);
+    if (subscription.kind === 'logs') this.logsSubscribers.delete(id);
+    if (subscription.kind === 'slot' || subscription.kind === 'root' || subscription.kind === 'slotsUpdates') {
       this.slotSubscribers.delete(id);
       if (this.slotSubscribers.size === 0 && this.slotTimer) {
         clearInterval(this.slotTimer);
@@ -128,6 +175,14 @@ export class SubscriptionServer {
   }
 
   private landed(record: TransactionRecord): void {
+    for (const id of this.logsSubscribers) {
+      const subscription = this.subscriptions.get(id);
+      if (subscription?.kind !== 'logs' || (subscription.mentions && !record.accountKeys.includes(subscription.mentions))) continue;
+      this.notify(subscription.socket, 'logsNotification', id, {
+        context: { slot: record.slot },
+        value: { signature: record.signature, err: record.meta.err, logs: record.meta.logMessages },
+      });
+    }
     const ids = this.bySignature.get(record.signature);
     if (!ids) return;
     for (const id of [...ids]) {
@@ -140,22 +195,32 @@ export class SubscriptionServer {
 
   private accountChanged(key: PublicKey): void {
     const ids = this.byAccount.get(key.toBase58());
-    if (!ids) return;
+    if (!ids && this.programSubscribers.size === 0) return;
     const account = this.chain.account(key);
-    for (const id of ids) {
+    const closed = { lamports: 0n, data: Buffer.alloc(0), owner: SystemProgram.programId, executable: false };
+    for (const id of ids ?? []) {
       const subscription = this.subscriptions.get(id);
       if (subscription?.kind !== 'account') continue;
-      const value = account
-        ? encodeAccount(this.chain, account, subscription.options)
-        : { data: ['', 'base64'], executable: false, lamports: 0, owner: '11111111111111111111111111111111', rentEpoch: 0, space: 0 };
+      const value = encodeAccount(this.chain, account ?? closed, subscription.options);
       this.notify(subscription.socket, 'accountNotification', id, { context: { slot: this.chain.slot }, value });
+    }
+    if (!account) return;
+    for (const id of this.programSubscribers.get(account.owner.toBase58()) ?? []) {
+      const subscription = this.subscriptions.get(id);
+      if (subscription?.kind !== 'program' || !matchesFilters(account.data, subscription.filters)) continue;
+      const value = { pubkey: key.toBase58(), account: encodeAccount(this.chain, account, subscription.options) };
+      this.notify(subscription.socket, 'programNotification', id, { context: { slot: this.chain.slot }, value });
     }
   }
 
   private slotChanged(slot: { slot: number; parent: number; root: number }): void {
     for (const id of this.slotSubscribers) {
       const subscription = this.subscriptions.get(id);
-      if (subscription) this.notify(subscription.socket, 'slotNotification', id, slot);
+      if (subscription?.kind === 'slot') this.notify(subscription.socket, 'slotNotification', id, slot);
+      if (subscription?.kind === 'root') this.notify(subscription.socket, 'rootNotification', id, slot.root);
+      if (subscription?.kind === 'slotsUpdates') {
+        this.notify(subscription.socket, 'slotsUpdatesNotification', id, { type: 'root', slot: slot.root, timestamp: Date.now() });
+      }
     }
   }
 
