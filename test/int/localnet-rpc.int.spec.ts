@@ -24,6 +24,7 @@ import {
   mintTo,
   transfer,
   TOKEN_PROGRAM_ID,
+  approve,
 } from '@solana/spl-token';
 import { ProgramError, type EmulatedProgram } from '../../apps/localnet/src/runtime/program';
 import { localnet, rpc, type LocalnetClient } from '../support/localnet';
@@ -141,6 +142,15 @@ describe('localnet JSON-RPC through web3.js and spl-token', () => {
     expect(amounts(recorded!.meta!.preTokenBalances!)).toEqual(sorted([[owner.publicKey.toBase58(), '1000000'], [other.publicKey.toBase58(), '0']]));
     expect(amounts(recorded!.meta!.postTokenBalances!)).toEqual(sorted([[owner.publicKey.toBase58(), '750000'], [other.publicKey.toBase58(), '250000']]));
 
+    const largest = await t.connection.getTokenLargestAccounts(mint);
+    expect(largest.value.map((l) => [l.address.toBase58(), l.amount])).toEqual([
+      [mine.address.toBase58(), '750000'],
+      [theirs.address.toBase58(), '250000'],
+    ]);
+    await approve(t.connection, owner, mine.address, other.publicKey, owner, 5n);
+    const delegated = await rpc(t.net.rpcUrl, 'getTokenAccountsByDelegate', [other.publicKey.toBase58(), { mint: mint.toBase58() }, { encoding: 'jsonParsed' }]);
+    expect(delegated.result.value.map((d: { pubkey: string }) => d.pubkey)).toEqual([mine.address.toBase58()]);
+    expect(delegated.result.value[0].account.data.parsed.info.delegatedAmount.amount).toBe('5');
     const filtered = await t.connection.getProgramAccounts(TOKEN_PROGRAM_ID, {
       filters: [{ dataSize: 165 }, { memcmp: { offset: 0, bytes: mint.toBase58() } }, { memcmp: { offset: 32, bytes: other.publicKey.toBase58() } }],
     });
@@ -267,6 +277,31 @@ describe('localnet JSON-RPC through web3.js and spl-token', () => {
     expect(recorded?.meta?.loadedAddresses?.writable.map((k) => k.toBase58())).toEqual([to.toBase58()]);
   });
 
+  test('blocks, history and the cluster calls that web3.js wraps answer in its schema', async () => {
+    const a = await t.funded(1);
+    const signature = await sendAndConfirmTransaction(t.connection, new Transaction().add(SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 })), [a]);
+    const { slot } = (await t.connection.getTransaction(signature, { maxSupportedTransactionVersion: 0 }))!;
+    const block = await t.connection.getBlock(slot, { maxSupportedTransactionVersion: 0 });
+    expect(block?.transactions.map((tx) => tx.transaction.signatures[0])).toContain(signature);
+    expect((await t.connection.getParsedBlock(slot, { maxSupportedTransactionVersion: 0 })).transactions.length).toBeGreaterThan(0);
+    expect(await t.connection.getBlockTime(slot)).toBe(block?.blockTime);
+    expect(await t.connection.getBlocks(Math.max(0, slot - 2), slot)).toContain(slot);
+    expect((await t.connection.getBlockSignatures(slot)).signatures).toContain(signature);
+    expect((await t.connection.getEpochSchedule()).slotsPerEpoch).toBe(432_000);
+    expect((await t.connection.getSupply()).value.circulating).toBeGreaterThan(0);
+    expect((await t.connection.getRecentPerformanceSamples(1))[0].numTransactions).toBeGreaterThan(0);
+    expect(await t.connection.getFirstAvailableBlock()).toBe(0);
+    expect(typeof (await t.connection.getSlotLeader())).toBe('string');
+    expect((await t.connection.getClusterNodes()).length).toBe(1);
+    expect((await t.connection.getVoteAccounts()).current).toEqual([]);
+    expect(await t.connection.getStakeMinimumDelegation()).toMatchObject({ value: 1_000_000_000 });
+    await expect(t.connection.getBalance(a.publicKey, { minContextSlot: 1e9 })).rejects.toThrow(/Minimum context slot has not been reached/);
+    const raw = await fetch(t.net.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getAccountInfo', params: [a.publicKey.toBase58(), { encoding: 'base64' }] }) });
+    expect(await raw.text()).toContain('"rentEpoch":18446744073709551615');
+    const program = await t.connection.getAccountInfo(PROBE_ID);
+    expect(program?.executable).toBe(true);
+  });
+
   test('account, program, logs, slot and root subscriptions notify over the WebSocket', async () => {
     const a = await t.funded(1);
     const watched = Keypair.generate().publicKey;
@@ -333,6 +368,9 @@ describe('localnet JSON-RPC through web3.js and spl-token', () => {
       expect(keys[cpi.programIdIndex].equals(SystemProgram.programId)).toBe(true);
       expect(cpi.accounts.map((i) => keys[i].toBase58())).toEqual([payer.publicKey.toBase58(), COUNTER.toBase58()]);
       expect((cpi as { stackHeight?: number }).stackHeight).toBe(2);
+      const simulation = new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: (await t.connection.getLatestBlockhash()).blockhash, instructions: [probeIx(0, counterKeys(payer.publicKey))] }).compileToV0Message();
+      const simulated = await t.connection.simulateTransaction(new VersionedTransaction(simulation), { innerInstructions: true });
+      expect(simulated.value.err).toEqual({ InstructionError: [0, 'AccountAlreadyInitialized'] });
       const parsed = await t.connection.getParsedTransaction(signature, { maxSupportedTransactionVersion: 0 });
       const parsedCpi = parsed?.meta?.innerInstructions?.[0].instructions[0] as { program?: string; parsed?: { type: string; info: { destination: string } } };
       expect(parsedCpi.program).toBe('system');

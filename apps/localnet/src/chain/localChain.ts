@@ -16,6 +16,7 @@ import {
 import { fromLiteSvmError, TransactionErrorJson, TransactionFailure } from '../runtime/errors';
 import { Executor, LoadedMessage, readAccount, writeAccount } from '../runtime/executor';
 import type { AccountState, EmulatedProgram, GenesisContext } from '../runtime/program';
+import { findPda } from '../runtime/pda';
 import { InnerInstructionsJson, Trace } from '../runtime/trace';
 import { BLOCKHASH_VALIDITY, BlockhashWindow } from './blockhashes';
 import { ChainStore, WalRecord } from './persistence';
@@ -119,6 +120,7 @@ export class LocalChain extends EventEmitter {
   private recent = new Map<string, number>();
   private readonly records = new Map<string, TransactionRecord>();
   private readonly byAddress = new Map<string, string[]>();
+  private readonly bySlot = new Map<number, string[]>();
   private genesisAt = 0;
   /** Transactions committed since genesis (replays count again, so this survives restarts). */
   transactionCount = 0;
@@ -333,6 +335,27 @@ export class LocalChain extends EventEmitter {
     return this.records.get(signature);
   }
 
+  /** The transactions of a slot's block, in order (as far back as history is kept). */
+  block(slot: number): TransactionRecord[] {
+    return (this.bySlot.get(slot) ?? []).map((s) => this.records.get(s)).filter((r): r is TransactionRecord => !!r);
+  }
+
+  /** The block time of a past slot: slots run every 400 ms from genesis. */
+  blockTime(slot: number): number {
+    return Math.floor((this.genesisAt + slot * SLOT_MS) / 1000);
+  }
+
+  /** The blockhash of a recent slot, or a stable stand-in for one past the SlotHashes window. */
+  blockhashOf(slot: number): string {
+    return this.slotHashes.find((h) => h.slot === slot)?.hash ?? bs58.encode(createHash('sha256').update(`slot ${this.genesisAt} ${slot}`).digest());
+  }
+
+  /** Lamports outside the faucet (everything was minted into it at genesis). */
+  supply(): { total: bigint; circulating: bigint } {
+    const faucet = this.account(FAUCET.publicKey)?.lamports ?? 0n;
+    return { total: FAUCET_LAMPORTS, circulating: FAUCET_LAMPORTS - faucet };
+  }
+
   signaturesFor(address: string): TransactionRecord[] {
     return (this.byAddress.get(address) ?? []).map((s) => this.records.get(s)).filter((r): r is TransactionRecord => !!r);
   }
@@ -481,7 +504,16 @@ export class LocalChain extends EventEmitter {
   private remember(record: TransactionRecord): void {
     this.transactionCount++;
     this.records.set(record.signature, record);
-    if (this.records.size > MAX_RECORDS) this.records.delete(this.records.keys().next().value!);
+    if (this.records.size > MAX_RECORDS) {
+      const evicted = this.records.get(this.records.keys().next().value!)!;
+      this.records.delete(evicted.signature);
+      const inSlot = this.bySlot.get(evicted.slot);
+      if (inSlot && inSlot[0] === evicted.signature) inSlot.shift();
+      if (inSlot?.length === 0) this.bySlot.delete(evicted.slot);
+    }
+    let inSlot = this.bySlot.get(record.slot);
+    if (!inSlot) this.bySlot.set(record.slot, (inSlot = []));
+    inSlot.push(record.signature);
     for (const key of record.accountKeys) {
       let list = this.byAddress.get(key);
       if (!list) this.byAddress.set(key, (list = []));
@@ -503,6 +535,15 @@ export class LocalChain extends EventEmitter {
     svm.setTransactionHistory(0n);
     this.svm = svm;
     this.executor = new Executor(svm, this.programs, RUNTIME_PAYER, () => this.clock());
+    // Clients check that a program exists before using it; the emulated ones get the account a deployed program has.
+    for (const program of this.programs.values()) {
+      if (this.account(program.programId)) continue;
+      const [programData] = findPda([program.programId.toBuffer()], UPGRADEABLE_LOADER);
+      const data = Buffer.alloc(36);
+      data.writeUInt32LE(2, 0); // UpgradeableLoaderState::Program
+      programData.toBuffer().copy(data, 4);
+      writeAccount(svm, program.programId, { lamports: this.rentExempt(36), data, owner: UPGRADEABLE_LOADER, executable: true });
+    }
   }
 
   private genesis(): void {
@@ -621,6 +662,8 @@ function deserialize(wire: Buffer): VersionedTransaction {
   }
 }
 
+const UPGRADEABLE_LOADER = new PublicKey('BPFLoaderUpgradeab1e11111111111111111111111');
+
 /** Programs that agave reserves 3,000 compute units for by default (SIMD-0170); any other gets 200,000. */
 const BUILTINS = new Set(
   [
@@ -630,7 +673,7 @@ const BUILTINS = new Set(
     new PublicKey('Stake11111111111111111111111111111111111111'),
     new PublicKey('Vote111111111111111111111111111111111111111'),
     new PublicKey('Config1111111111111111111111111111111111111'),
-    new PublicKey('BPFLoaderUpgradeab1e11111111111111111111111'),
+    UPGRADEABLE_LOADER,
     new PublicKey('BPFLoader2111111111111111111111111111111111'),
     new PublicKey('Ed25519SigVerify111111111111111111111111111'),
     new PublicKey('KeccakSecp256k11111111111111111111111111111'),

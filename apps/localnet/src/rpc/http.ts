@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LocalChain } from '../chain/localChain';
 import { RpcError } from './errors';
+import { rpcJson } from './json';
 import { METHODS } from './methods';
 
 export const MAX_BODY_BYTES = 1 << 20;
@@ -24,7 +25,7 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
+  const text = rpcJson(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
@@ -43,12 +44,23 @@ async function call(chain: LocalChain, request: unknown): Promise<object | null>
   const handler = Object.prototype.hasOwnProperty.call(METHODS, method) ? METHODS[method] : undefined;
   try {
     if (!handler) throw RpcError.methodNotFound();
+    requireContextSlot(chain, params as unknown[] | undefined);
     const result = await handler(chain, (params as unknown[] | undefined) ?? []);
     return { jsonrpc: '2.0', result, id: replyId };
   } catch (error) {
     const rpcError = error instanceof RpcError ? error : new RpcError(-32603, 'Internal error');
     if (!(error instanceof RpcError)) chain.emit('internal-error', error);
     return { jsonrpc: '2.0', error: rpcError.toJSON(), id: replyId };
+  }
+}
+
+/** `minContextSlot` in any method's config: refuse until the chain has reached that slot, as agave does. */
+function requireContextSlot(chain: LocalChain, params: unknown[] | undefined): void {
+  for (const param of params ?? []) {
+    const wanted = param && typeof param === 'object' && !Array.isArray(param) ? (param as { minContextSlot?: unknown }).minContextSlot : undefined;
+    if (typeof wanted === 'number' && wanted > chain.slot) {
+      throw new RpcError(-32016, 'Minimum context slot has not been reached', { contextSlot: chain.slot });
+    }
   }
 }
 

@@ -6,6 +6,7 @@ import { decodeMint, decodeTokenAccount, uiTokenAmount } from '../chain/tokens';
 import { decodeWire, encodeAccount, EncodeOptions, encodingOf, parsePubkey } from './encoding';
 import { RpcError } from './errors';
 import { parsedInstruction } from './parsedInstructions';
+import type { InnerInstructionsJson } from '../runtime/trace';
 
 export const SOLANA_CORE_VERSION = '2.2.0';
 const FEATURE_SET = 3294202862;
@@ -64,7 +65,7 @@ export function matchesFilters(data: Buffer, filters: unknown): boolean {
   return true;
 }
 
-function tokenAccountsOf(chain: LocalChain, owner: PublicKey, filter: Record<string, unknown>, options: EncodeOptions) {
+function tokenAccountsOf(chain: LocalChain, owner: PublicKey, filter: Record<string, unknown>, options: EncodeOptions, by: 'owner' | 'delegate' = 'owner') {
   let programs = [TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID];
   let mint: PublicKey | null = null;
   if (filter.mint !== undefined) {
@@ -83,7 +84,8 @@ function tokenAccountsOf(chain: LocalChain, owner: PublicKey, filter: Record<str
   for (const programId of programs) {
     for (const { pubkey, account } of chain.programAccounts(programId)) {
       const token = decodeTokenAccount(account);
-      if (!token || !token.owner.equals(owner) || (mint && !token.mint.equals(mint))) continue;
+      const holder = by === 'owner' ? token?.owner : token?.delegate;
+      if (!token || !holder?.equals(owner) || (mint && !token.mint.equals(mint))) continue;
       found.push({ pubkey: pubkey.toBase58(), account: encodeAccount(chain, account, options) });
     }
   }
@@ -131,16 +133,135 @@ function encodeTransaction(record: TransactionRecord, encoding: string) {
   return { signatures: tx.signatures.map((s) => bs58.encode(s)), message: body };
 }
 
+function parsedInnerInstructions(keys: readonly string[], inner: readonly InnerInstructionsJson[]) {
+  return inner.map(({ index, instructions }) => ({
+    index,
+    instructions: instructions.map((ix) => parsedInstruction(keys, ix.programIdIndex, ix.accounts, Buffer.from(bs58.decode(ix.data)), ix.stackHeight)),
+  }));
+}
+
+/** The static account keys of a wire transaction (simulation reports inner instructions against them). */
+function keysOf(wire: Buffer): string[] {
+  return VersionedTransaction.deserialize(wire).message.staticAccountKeys.map((k) => k.toBase58());
+}
+
 function refusal(error: unknown): never {
   if (error instanceof RpcRefusal) throw new RpcError(error.code, error.message, error.data);
   throw error;
+}
+
+const IDENTITY = 'LocaLnet11111111111111111111111111111111111';
+const MAX_BLOCKS_RANGE = 500_000;
+
+function pastSlot(chain: LocalChain, value: unknown): number {
+  const slot = integer(value, 'slot');
+  if (slot > chain.slot) throw new RpcError(-32004, `Block not available for slot ${slot}`);
+  return slot;
+}
+
+function encodeBlock(chain: LocalChain, slot: number, options: Record<string, any>) {
+  const records = chain.block(slot);
+  const details = options.transactionDetails ?? 'full';
+  if (!['full', 'signatures', 'none', 'accounts'].includes(details)) throw RpcError.invalidParams(`Invalid params: unknown transactionDetails ${details}`);
+  const block: Record<string, unknown> = {
+    blockhash: chain.blockhashOf(slot),
+    previousBlockhash: chain.blockhashOf(Math.max(0, slot - 1)),
+    parentSlot: Math.max(0, slot - 1),
+    blockTime: chain.blockTime(slot),
+    blockHeight: slot,
+  };
+  if (options.rewards !== false) block.rewards = [];
+  if (details === 'signatures') block.signatures = records.map((r) => r.signature);
+  if (details === 'full' || details === 'accounts') {
+    const encoding = options.encoding ?? 'json';
+    block.transactions = records.map((record) => {
+      if (record.version === 0 && options.maxSupportedTransactionVersion === undefined) {
+        throw new RpcError(
+          -32015,
+          'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+        );
+      }
+      const entry: Record<string, unknown> = { transaction: encodeTransaction(record, encoding), meta: record.meta };
+      if (options.maxSupportedTransactionVersion !== undefined) entry.version = record.version;
+      return entry;
+    });
+  }
+  return block;
 }
 
 export const METHODS: Record<string, Method> = {
   getHealth: () => 'ok',
   getVersion: () => ({ 'solana-core': SOLANA_CORE_VERSION, 'feature-set': FEATURE_SET }),
   getTransactionCount: (chain) => chain.transactionCount,
-  getIdentity: () => ({ identity: 'LocaLnet11111111111111111111111111111111111' }),
+  getBlockTime: (chain, params) => chain.blockTime(pastSlot(chain, params[0])),
+  getBlock: (chain, params) => {
+    const slot = pastSlot(chain, params[0]);
+    const options = typeof params[1] === 'string' ? { encoding: params[1] } : config(params, 1);
+    return encodeBlock(chain, slot, options);
+  },
+  getBlocks: (chain, params) => {
+    const start = integer(params[0], 'start slot');
+    const end = Math.min(params[1] === undefined || typeof params[1] === 'object' ? chain.slot : integer(params[1], 'end slot'), chain.slot);
+    if (end - start > MAX_BLOCKS_RANGE) throw RpcError.invalidParams(`Slot range too large; max ${MAX_BLOCKS_RANGE}`);
+    return Array.from({ length: Math.max(0, end - start + 1) }, (_, i) => start + i);
+  },
+  getBlocksWithLimit: (chain, params) => {
+    const start = integer(params[0], 'start slot');
+    const limit = integer(params[1], 'limit');
+    if (limit > MAX_BLOCKS_RANGE) throw RpcError.invalidParams(`Limit too large; max ${MAX_BLOCKS_RANGE}`);
+    const end = Math.min(start + limit - 1, chain.slot);
+    return Array.from({ length: Math.max(0, end - start + 1) }, (_, i) => start + i);
+  },
+  getFirstAvailableBlock: () => 0,
+  minimumLedgerSlot: () => 0,
+  getMaxRetransmitSlot: (chain) => chain.slot,
+  getMaxShredInsertSlot: (chain) => chain.slot,
+  getSlotLeader: () => IDENTITY,
+  getSlotLeaders: (_, params) => Array.from({ length: Math.min(integer(params[1], 'limit'), 5000) }, () => IDENTITY),
+  getClusterNodes: (chain) => [{ pubkey: IDENTITY, gossip: null, tpu: null, rpc: null, version: SOLANA_CORE_VERSION, featureSet: FEATURE_SET, shredVersion: 0 }].map((n) => ({ ...n, slot: chain.slot })),
+  getVoteAccounts: () => ({ current: [], delinquent: [] }),
+  getEpochSchedule: () => ({ slotsPerEpoch: 432_000, leaderScheduleSlotOffset: 432_000, warmup: false, firstNormalEpoch: 0, firstNormalSlot: 0 }),
+  getStakeMinimumDelegation: (chain) => withContext(chain, 1_000_000_000),
+  getInflationReward: (_, params) => {
+    if (!Array.isArray(params[0])) throw RpcError.invalidParams('Invalid params: expected an array of addresses');
+    return params[0].map((a) => (parsePubkey(a), null));
+  },
+  getSupply: (chain) => {
+    const { total, circulating } = chain.supply();
+    return withContext(chain, { total: Number(total), circulating: Number(circulating), nonCirculating: Number(total - circulating), nonCirculatingAccounts: [] });
+  },
+  getRecentPerformanceSamples: (chain, params) => {
+    const limit = params[0] === undefined ? 720 : Math.min(integer(params[0], 'limit'), 720);
+    const slot = chain.slot;
+    // One sample per 60 s window, as validators record them; counts come from the kept history.
+    return Array.from({ length: Math.min(limit, Math.floor(slot / 150) + 1) }, (_, i) => {
+      const last = slot - i * 150;
+      let numTransactions = 0;
+      for (let s = Math.max(0, last - 149); s <= last; s++) numTransactions += chain.block(s).length;
+      return { slot: last, numTransactions, numNonVoteTransactions: numTransactions, numSlots: 150, samplePeriodSecs: 60 };
+    });
+  },
+  getTokenLargestAccounts: (chain, params) => {
+    const mintKey = parsePubkey(params[0]);
+    const mintAccount = chain.account(mintKey);
+    const mint = mintAccount && decodeMint(mintAccount);
+    if (!mintAccount || !mint) throw RpcError.invalidParams('Invalid param: not a Token mint');
+    const holders = chain
+      .programAccounts(mintAccount.owner)
+      .map(({ pubkey, account }) => ({ pubkey, token: decodeTokenAccount(account) }))
+      .filter((h) => h.token?.mint.equals(mintKey))
+      .sort((a, b) => (a.token!.amount < b.token!.amount ? 1 : a.token!.amount > b.token!.amount ? -1 : 0))
+      .slice(0, 20);
+    return withContext(chain, holders.map((h) => ({ address: h.pubkey.toBase58(), ...uiTokenAmount(h.token!.amount, mint.decimals) })));
+  },
+  getTokenAccountsByDelegate: (chain, params) => {
+    const delegate = parsePubkey(params[0]);
+    const filter = config(params, 1);
+    const options = config(params, 2);
+    encodingOf(options);
+    return withContext(chain, tokenAccountsOf(chain, delegate, filter, options, 'delegate'));
+  },
+  getIdentity: () => ({ identity: IDENTITY }),
   getGenesisHash: () => 'LocaLnetGenesis1111111111111111111111111111',
   getSlot: (chain) => chain.slot,
   getBlockHeight: (chain) => chain.blockHeight,
@@ -158,7 +279,10 @@ export const METHODS: Record<string, Method> = {
     const key = parsePubkey(params[0]);
     const options = config(params, 1);
     encodingOf(options, 'base58');
-    return withContext(chain, accountOrNull(chain, key, { ...options, encoding: options.encoding ?? 'base58' }));
+    const account = accountOrNull(chain, key, { ...options, encoding: options.encoding ?? 'base58' });
+    // Without an encoding agave answers in its legacy "binary" form: the data as a bare base58 string.
+    if (account && options.encoding === undefined) account.data = (account.data as string[])[0];
+    return withContext(chain, account);
   },
   getMultipleAccounts: (chain, params) => {
     if (!Array.isArray(params[0])) throw RpcError.invalidParams('Invalid params: expected an array of pubkeys');
@@ -212,7 +336,7 @@ export const METHODS: Record<string, Method> = {
   },
   getRecentPrioritizationFees: (chain) => {
     const slot = chain.slot;
-    return Array.from({ length: 5 }, (_, i) => ({ slot: slot - 4 + i, prioritizationFee: 0 }));
+    return Array.from({ length: Math.min(5, slot + 1) }, (_, i) => ({ slot: slot - Math.min(4, slot) + i, prioritizationFee: 0 }));
   },
   requestAirdrop: async (chain, params) => {
     const to = parsePubkey(params[0]);
@@ -245,7 +369,8 @@ export const METHODS: Record<string, Method> = {
       accounts: result.accounts?.map((a) => (a ? encodeAccount(chain, a, options.accounts) : null)) ?? null,
       unitsConsumed: result.unitsConsumed,
       returnData: null,
-      innerInstructions: options.innerInstructions === true ? result.innerInstructions : null,
+      // Simulation always reports inner instructions parsed or partially decoded, whatever the encoding.
+      innerInstructions: options.innerInstructions === true ? parsedInnerInstructions(keysOf(wire), result.innerInstructions) : null,
       replacementBlockhash: result.replacementBlockhash,
       loadedAccountsDataSize: 0,
     });
@@ -275,16 +400,7 @@ export const METHODS: Record<string, Method> = {
         'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
       );
     }
-    const meta =
-      encoding === 'jsonParsed'
-        ? {
-            ...record.meta,
-            innerInstructions: record.meta.innerInstructions.map(({ index, instructions }) => ({
-              index,
-              instructions: instructions.map((ix) => parsedInstruction(record.accountKeys, ix.programIdIndex, ix.accounts, Buffer.from(bs58.decode(ix.data)), ix.stackHeight)),
-            })),
-          }
-        : record.meta;
+    const meta = encoding === 'jsonParsed' ? { ...record.meta, innerInstructions: parsedInnerInstructions(record.accountKeys, record.meta.innerInstructions) } : record.meta;
     const result: Record<string, unknown> = {
       slot: record.slot,
       blockTime: record.blockTime,

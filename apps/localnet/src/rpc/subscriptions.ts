@@ -5,6 +5,7 @@ import type { LocalChain, TransactionRecord } from '../chain/localChain';
 import { SLOT_MS } from '../chain/localChain';
 import { encodeAccount, EncodeOptions, encodingOf, parsePubkey } from './encoding';
 import { RpcError } from './errors';
+import { rpcJson } from './json';
 import { matchesFilters } from './methods';
 
 const MAX_BUFFERED_BYTES = 8 << 20;
@@ -239,7 +240,7 @@ export class SubscriptionServer {
     if (socket.readyState !== WebSocket.OPEN) return;
     // A client that does not read its notifications is cut off rather than buffered without bound.
     if (socket.bufferedAmount > MAX_BUFFERED_BYTES) return void socket.terminate();
-    socket.send(JSON.stringify(message));
+    socket.send(rpcJson(message));
   }
 
   close(): Promise<void> {
