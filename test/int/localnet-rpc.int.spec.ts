@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
+import { WebSocket } from 'ws';
 import {
   AddressLookupTableProgram,
   ComputeBudgetProgram,
@@ -335,6 +336,34 @@ describe('localnet JSON-RPC through web3.js and spl-token', () => {
     expect(logs.logs).toContain('Program 11111111111111111111111111111111 success');
     expect(await slot).toBeGreaterThan(0);
     expect(await root).toBeGreaterThan(0);
+  });
+
+  test('a signature subscription that fired stops counting against its connection', async () => {
+    const a = await t.funded(1);
+    const signature = await sendAndConfirmTransaction(t.connection, new Transaction().add(SystemProgram.transfer({ fromPubkey: a.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 })), [a]);
+    const socket = new WebSocket(t.net.wsUrl);
+    await new Promise((resolve, reject) => {
+      socket.once('open', resolve);
+      socket.once('error', reject);
+    });
+    const total = 1_200; // past the per-connection cap of 1,000 live subscriptions
+    let answered = 0;
+    let notified = 0;
+    const errors: unknown[] = [];
+    const done = new Promise<void>((resolve) => {
+      socket.on('message', (raw) => {
+        const message = JSON.parse(raw.toString());
+        if (message.error) errors.push(message.error);
+        if (message.result !== undefined) answered++;
+        if (message.method === 'signatureNotification') notified++;
+        if (answered + errors.length === total && notified === answered) resolve();
+      });
+    });
+    for (let id = 0; id < total; id++) socket.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'signatureSubscribe', params: [signature] }));
+    await done;
+    socket.close();
+    expect(errors).toEqual([]);
+    expect(notified).toBe(total);
   });
 
   describe('an emulated program inside one atomic transaction', () => {

@@ -26,6 +26,7 @@ type Subscription =
 export class SubscriptionServer {
   private readonly wss: WebSocketServer;
   private readonly subscriptions = new Map<number, Subscription>();
+  private readonly bySocket = new WeakMap<WebSocket, Set<number>>();
   private readonly bySignature = new Map<string, Set<number>>();
   private readonly byAccount = new Map<string, Set<number>>();
   private readonly slotSubscribers = new Set<number>();
@@ -47,6 +48,7 @@ export class SubscriptionServer {
 
   private connected(socket: WebSocket): void {
     const owned = new Set<number>();
+    this.bySocket.set(socket, owned);
     socket.on('message', (raw) => {
       let request: { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
       try {
@@ -66,7 +68,7 @@ export class SubscriptionServer {
       }
     });
     socket.on('close', () => {
-      for (const id of owned) this.remove(id);
+      for (const id of [...owned]) this.remove(id);
     });
     socket.on('error', () => socket.terminate());
   }
@@ -141,7 +143,6 @@ export class SubscriptionServer {
       case 'slotUnsubscribe': {
         const id = params[0];
         if (typeof id !== 'number' || !owned.has(id)) throw RpcError.invalidParams('Invalid subscription id.');
-        owned.delete(id);
         this.remove(id);
         return true;
       }
@@ -162,6 +163,8 @@ export class SubscriptionServer {
     const subscription = this.subscriptions.get(id);
     if (!subscription) return;
     this.subscriptions.delete(id);
+    // A signature subscription ends itself when it fires; it must stop counting against its socket too.
+    this.bySocket.get(subscription.socket)?.delete(id);
     if (subscription.kind === 'signature') unindex(this.bySignature, subscription.signature, id);
     if (subscription.kind === 'account') unindex(this.byAccount, subscription.key, id);
     if (subscription.kind === 'program') unindex(this.programSubscribers, subscription.programId, id);
