@@ -17,7 +17,7 @@ import { fromLiteSvmError, TransactionErrorJson, TransactionFailure } from '../r
 import { Executor, LoadedMessage, readAccount, writeAccount } from '../runtime/executor';
 import type { AccountState, EmulatedProgram, GenesisContext } from '../runtime/program';
 import { findPda } from '../runtime/pda';
-import { InnerInstructionsJson, Trace } from '../runtime/trace';
+import { innerInstruction, InnerInstructionsJson, Trace } from '../runtime/trace';
 import { BLOCKHASH_VALIDITY, BlockhashWindow } from './blockhashes';
 import { ChainStore, WalRecord } from './persistence';
 import { sanitizeFailure } from './sanitize';
@@ -27,6 +27,7 @@ import { decodeMint, decodeTokenAccount, uiTokenAmount } from './tokens';
 export const SLOT_MS = 400;
 export const LAMPORTS_PER_SIGNATURE = 5000n;
 const SLOTS_PER_EPOCH = 432_000;
+const SLOT_HASHES_KEPT = 512;
 const MAX_RECORDS = 20_000;
 const SNAPSHOT_EVERY = 2_000;
 const MAX_SIGNATURES_PER_ADDRESS = 1_000;
@@ -205,7 +206,7 @@ export class LocalChain extends EventEmitter {
   private noteSlot(slot: number, hash: string): void {
     if (this.slotHashes[0]?.slot === slot) return;
     this.slotHashes.unshift({ slot, hash });
-    if (this.slotHashes.length > 512) this.slotHashes.length = 512;
+    if (this.slotHashes.length > SLOT_HASHES_KEPT) this.slotHashes.length = SLOT_HASHES_KEPT;
     this.svm.setSlotHashes(this.slotHashes.map((h) => ({ slot: BigInt(h.slot), hash: h.hash })));
   }
 
@@ -648,7 +649,7 @@ function innerInstructionsOf(meta: TransactionMetadata): InnerInstructionsJson[]
       index,
       instructions: list.map((inner) => {
         const compiled = inner.instruction();
-        return { programIdIndex: compiled.programIdIndex(), accounts: Array.from(compiled.accounts()), data: bs58.encode(compiled.data()), stackHeight: inner.stackHeight() };
+        return innerInstruction(compiled.programIdIndex(), Array.from(compiled.accounts()), compiled.data(), inner.stackHeight());
       }),
     }))
     .filter((entry) => entry.instructions.length > 0);

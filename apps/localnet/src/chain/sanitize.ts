@@ -18,11 +18,8 @@ export function sanitizeFailure(tx: VersionedTransaction, wireLength: number): s
   if (numReadonlyUnsignedAccounts > statics.length - numRequiredSignatures) return 'Transaction failed to sanitize accounts offsets correctly';
   if (tx.signatures.length !== numRequiredSignatures) return 'Transaction failed to sanitize accounts offsets correctly';
   if (total > 256) return 'Transaction loads too many accounts';
-  const seen = new Set<string>();
-  for (const key of statics) {
-    const id = key.toBase58();
-    if (seen.has(id)) return 'Account loaded twice';
-    seen.add(id);
+  for (let i = 1; i < statics.length; i++) {
+    for (let j = 0; j < i; j++) if (statics[i].equals(statics[j])) return 'Account loaded twice';
   }
   for (const ix of message.compiledInstructions) {
     if (ix.programIdIndex === 0 || ix.programIdIndex >= total) return 'Transaction failed to sanitize accounts offsets correctly';

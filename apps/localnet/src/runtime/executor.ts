@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import bs58 from 'bs58';
 import { Account, LiteSvm, type TransactionMetadata } from 'litesvm/dist/internal';
 import {
   AccountMeta,
@@ -6,8 +6,6 @@ import {
   PublicKey,
   SystemProgram,
   TransactionInstruction,
-  TransactionMessage,
-  VersionedTransaction,
 } from '@solana/web3.js';
 import { fromLiteSvmError, TransactionErrorJson, TransactionFailure } from './errors';
 import { AccountState, EmulatedProgram, InstructionAccount, InstructionContext, ProgramError } from './program';
@@ -130,19 +128,13 @@ export class Executor {
 
   /** Runs one real instruction inside LiteSVM; its logs and inner instructions are re-nested at the caller's depth. */
   runNative(instruction: TransactionInstruction, index: number, depth: number, trace: Trace): number {
-    const message = new TransactionMessage({
-      payerKey: this.runtimePayer,
-      recentBlockhash: this.svm.latestBlockhash(),
-      instructions: [instruction],
-    }).compileToLegacyMessage();
-    const tx = new VersionedTransaction(message, Array.from({ length: message.header.numRequiredSignatures }, () => randomBytes(64)));
-    const result = this.svm.sendVersionedTransaction(tx.serialize()) as { err?: () => unknown; meta?: () => unknown };
+    const { wire, keys } = syntheticTransaction(this.runtimePayer, this.svm.latestBlockhash(), instruction);
+    const result = this.svm.sendLegacyTransaction(wire) as { err?: () => unknown; meta?: () => unknown };
     const meta = (result.meta ? result.meta() : result) as TransactionMetadata;
     const shift = depth - 1;
     for (const line of meta.logs()) {
       trace.logs.push(shift === 0 ? line : line.replace(/ invoke \[(\d+)\]$/, (_, d: string) => ` invoke [${Number(d) + shift}]`));
     }
-    const keys = message.staticAccountKeys;
     for (const inner of meta.innerInstructions()[0] ?? []) {
       const compiled = inner.instruction();
       trace.invoked(index, keys[compiled.programIdIndex()], Array.from(compiled.accounts(), (i) => keys[i]), compiled.data(), inner.stackHeight() + shift);
@@ -152,7 +144,7 @@ export class Executor {
       if (typeof err === 'object' && 'InstructionError' in err) throw new InstructionFailure((err.InstructionError as [number, unknown])[1]);
       // Errors of the whole transaction (the rent check after execution) belong to the outer transaction, as on mainnet.
       const rent = typeof err === 'object' ? (err as { InsufficientFundsForRent?: { account_index: number } }).InsufficientFundsForRent : undefined;
-      throw new TransactionLevelFailure(err, rent ? message.staticAccountKeys[rent.account_index] : undefined);
+      throw new TransactionLevelFailure(err, rent ? keys[rent.account_index] : undefined);
     }
     return Number(meta.computeUnitsConsumed());
   }
@@ -189,6 +181,64 @@ export class Executor {
     if (error instanceof ProgramError) return { InstructionError: [index, { Custom: error.code }] };
     if (error instanceof InstructionFailure) return { InstructionError: [index, error.inner as never] };
     return { InstructionError: [index, 'ProgramFailedToComplete'] };
+  }
+}
+
+let cachedBlockhash: { text: string; bytes: Buffer } | null = null;
+
+/**
+ * A legacy transaction of one instruction, paid by `payer`, serialized by hand: web3.js's message compiler
+ * base58-encodes every key to deduplicate them, which was the largest cost of a CPI. Signatures are left
+ * zero (LiteSVM runs with sigverify off and no duplicate check for these).
+ */
+export function syntheticTransaction(payer: PublicKey, blockhash: string, instruction: TransactionInstruction): { wire: Buffer; keys: PublicKey[] } {
+  const metas: { pubkey: PublicKey; isSigner: boolean; isWritable: boolean }[] = [{ pubkey: payer, isSigner: true, isWritable: true }];
+  const add = (pubkey: PublicKey, isSigner: boolean, isWritable: boolean) => {
+    const known = metas.find((m) => m.pubkey.equals(pubkey));
+    if (known) {
+      known.isSigner ||= isSigner;
+      known.isWritable ||= isWritable;
+    } else {
+      metas.push({ pubkey, isSigner, isWritable });
+    }
+  };
+  for (const meta of instruction.keys) add(meta.pubkey, meta.isSigner, meta.isWritable);
+  add(instruction.programId, false, false);
+  const rank = (m: (typeof metas)[number]) => (m.isSigner ? (m.isWritable ? 0 : 1) : m.isWritable ? 2 : 3);
+  const ordered = [metas[0], ...metas.slice(1).sort((a, b) => rank(a) - rank(b))];
+  const keys = ordered.map((m) => m.pubkey);
+  const indexOf = (key: PublicKey) => keys.findIndex((k) => k.equals(key));
+  const signers = ordered.filter((m) => m.isSigner).length;
+  if (cachedBlockhash?.text !== blockhash) cachedBlockhash = { text: blockhash, bytes: Buffer.from(bs58.decode(blockhash)) };
+  const data = Buffer.from(instruction.data);
+  const parts = [
+    shortVec(signers),
+    Buffer.alloc(64 * signers),
+    Buffer.from([signers, ordered.filter((m) => m.isSigner && !m.isWritable).length, ordered.filter((m) => !m.isSigner && !m.isWritable).length]),
+    shortVec(keys.length),
+    ...keys.map((k) => k.toBuffer()),
+    cachedBlockhash.bytes,
+    shortVec(1),
+    Buffer.from([indexOf(instruction.programId)]),
+    shortVec(instruction.keys.length),
+    Buffer.from(instruction.keys.map((m) => indexOf(m.pubkey))),
+    shortVec(data.length),
+    data,
+  ];
+  return { wire: Buffer.concat(parts), keys };
+}
+
+function shortVec(value: number): Buffer {
+  const bytes: number[] = [];
+  let rest = value;
+  for (;;) {
+    const byte = rest & 0x7f;
+    rest >>= 7;
+    if (rest === 0) {
+      bytes.push(byte);
+      return Buffer.from(bytes);
+    }
+    bytes.push(byte | 0x80);
   }
 }
 

@@ -24,20 +24,22 @@ const EVENT_IX_TAG = Buffer.from('e445a52e51cb9a1d', 'hex');
 export class Trace {
   readonly logs: string[] = [];
   private readonly inner = new Map<number, InnerInstructionJson[]>();
-  private readonly indexes: Map<string, number>;
+  constructor(private readonly keys: readonly PublicKey[]) {}
 
-  constructor(keys: readonly PublicKey[]) {
-    this.indexes = new Map(keys.map((key, i) => [key.toBase58(), i]));
+  // A linear scan with equals: a transaction has a few dozen keys, and base58-encoding them costs more.
+  private indexOf(key: PublicKey): number | undefined {
+    const i = this.keys.findIndex((k) => k.equals(key));
+    return i < 0 ? undefined : i;
   }
 
   /** A CPI made while outer instruction `index` ran. Every account a CPI touches is among the transaction's keys. */
   invoked(index: number, programId: PublicKey, accounts: readonly PublicKey[], data: Uint8Array, stackHeight: number): void {
-    const programIdIndex = this.indexes.get(programId.toBase58());
-    const accountIndexes = accounts.map((key) => this.indexes.get(key.toBase58()));
+    const programIdIndex = this.indexOf(programId);
+    const accountIndexes = accounts.map((key) => this.indexOf(key));
     if (programIdIndex === undefined || accountIndexes.some((i) => i === undefined)) return;
     let list = this.inner.get(index);
     if (!list) this.inner.set(index, (list = []));
-    list.push({ programIdIndex, accounts: accountIndexes as number[], data: bs58.encode(data), stackHeight });
+    list.push(innerInstruction(programIdIndex, accountIndexes as number[], data, stackHeight));
   }
 
   /**
@@ -47,7 +49,7 @@ export class Trace {
   event(index: number, programId: PublicKey, depth: number, bytes: Buffer): void {
     this.logs.push(`Program data: ${bytes.toString('base64')}`);
     const [eventAuthority] = findPda([Buffer.from('__event_authority')], programId);
-    if (!this.indexes.has(eventAuthority.toBase58())) return;
+    if (this.indexOf(eventAuthority) === undefined) return;
     const id = programId.toBase58();
     this.logs.push(`Program ${id} invoke [${depth + 1}]`, `Program ${id} consumed 2000 of 200000 compute units`, `Program ${id} success`);
     this.invoked(index, programId, [eventAuthority], Buffer.concat([EVENT_IX_TAG, bytes]), depth + 1);
@@ -56,4 +58,13 @@ export class Trace {
   innerInstructions(): InnerInstructionsJson[] {
     return [...this.inner].sort(([a], [b]) => a - b).map(([index, instructions]) => ({ index, instructions }));
   }
+}
+
+/** An inner instruction whose base58 data is encoded only if someone reads it: most transactions are never fetched. */
+export function innerInstruction(programIdIndex: number, accounts: number[], data: Uint8Array, stackHeight: number): InnerInstructionJson {
+  const bytes = Uint8Array.from(data);
+  let encoded: string | undefined;
+  const entry = { programIdIndex, accounts, stackHeight } as InnerInstructionJson;
+  Object.defineProperty(entry, 'data', { enumerable: true, get: () => (encoded ??= bs58.encode(bytes)) });
+  return entry;
 }
