@@ -218,7 +218,7 @@ export const METHODS: Record<string, Method> = {
   getMaxShredInsertSlot: (chain) => chain.slot,
   getSlotLeader: () => IDENTITY,
   getSlotLeaders: (_, params) => Array.from({ length: Math.min(integer(params[1], 'limit'), 5000) }, () => IDENTITY),
-  getClusterNodes: (chain) => [{ pubkey: IDENTITY, gossip: null, tpu: null, rpc: null, version: SOLANA_CORE_VERSION, featureSet: FEATURE_SET, shredVersion: 0 }].map((n) => ({ ...n, slot: chain.slot })),
+  getClusterNodes: () => [{ pubkey: IDENTITY, gossip: null, tpu: null, rpc: null, version: SOLANA_CORE_VERSION, featureSet: FEATURE_SET, shredVersion: 0 }],
   getVoteAccounts: () => ({ current: [], delinquent: [] }),
   getEpochSchedule: () => ({ slotsPerEpoch: 432_000, leaderScheduleSlotOffset: 432_000, warmup: false, firstNormalEpoch: 0, firstNormalSlot: 0 }),
   getStakeMinimumDelegation: (chain) => withContext(chain, 1_000_000_000),
