@@ -19,7 +19,6 @@ import {
   OFFLINE_PUMP_AMM_PROGRAM,
   OnlinePumpAmmSdk,
   PUMP_AMM_SDK,
-  type SwapSolanaState,
   buyBaseInput,
   buyQuoteInput,
   coinCreatorVaultAtaPda,
@@ -29,6 +28,7 @@ import {
 } from '@pump-fun/pump-swap-sdk';
 import { emulatedPrograms } from '../../apps/localnet/src/programs';
 import { localnet, type LocalnetClient } from '../support/localnet';
+import { swapPricing } from '../support/pumpAmm';
 
 /**
  * One coin's whole life on the localnet, told in order and driven only by real clients over JSON-RPC: web3.js,
@@ -118,22 +118,7 @@ describe('a pump coin from create_v2 to collected creator fees on its graduated 
     ]);
     return { global, feeConfig, bondingCurve, mintSupply: new BN(mintAccount.supply.toString()) };
   };
-  /** The swap SDK's pricing inputs, all read from the pool state `swapSolanaState` fetched. */
-  const pricing = (s: SwapSolanaState) => ({
-    slippage: 0,
-    baseReserve: s.poolBaseAmount,
-    quoteReserve: s.poolQuoteAmount,
-    virtualQuoteReserves: s.pool.virtualQuoteReserves,
-    globalConfig: s.globalConfig,
-    baseMintAccount: s.baseMintAccount,
-    baseMint: s.baseMint,
-    coinCreator: s.pool.coinCreator,
-    creator: s.pool.creator,
-    feeConfig: s.feeConfig,
-    quoteMint: s.pool.quoteMint,
-    isMayhemMode: s.pool.isMayhemMode,
-    creatorFeeBps: s.pool.creatorFeeBps,
-  });
+  const pricing = swapPricing;
 
   type TradeEvent = { solAmount: BN; tokenAmount: BN; fee: BN; creatorFee: BN; creator: PublicKey; isBuy: boolean };
   type AmmBuyEvent = { baseAmountOut: BN; userQuoteAmountIn: BN; coinCreatorFee: BN; coinCreator: PublicKey; protocolFeeRecipientTokenAccount: PublicKey };

@@ -12,7 +12,6 @@ import {
   OFFLINE_PUMP_AMM_PROGRAM,
   OnlinePumpAmmSdk,
   PUMP_AMM_SDK,
-  SwapSolanaState,
   buyBaseInput,
   buyQuoteInput,
   coinCreatorVaultAtaPda,
@@ -28,6 +27,7 @@ import { PUMP_FEES_PROGRAM_ID, pumpPoolAuthority } from '../../apps/localnet/src
 import { emulatedPrograms } from '../../apps/localnet/src/programs';
 import { encodeBondingCurve } from '../../apps/localnet/src/programs/pump/state';
 import { localnet, type LocalnetClient } from '../support/localnet';
+import { swapPricing } from '../support/pumpAmm';
 
 // PumpSwap and pump-fees emulated on the localnet, driven over JSON-RPC by the unmodified swap and pump SDKs.
 
@@ -96,21 +96,7 @@ describe('PumpSwap and pump-fees on the localnet, through the unmodified SDKs', 
       .filter((e) => e?.name === name)
       .map((e) => e!.data);
   };
-  const pricing = (s: SwapSolanaState) => ({
-    slippage: 0,
-    baseReserve: s.poolBaseAmount,
-    quoteReserve: s.poolQuoteAmount,
-    virtualQuoteReserves: s.pool.virtualQuoteReserves,
-    globalConfig: s.globalConfig,
-    baseMintAccount: s.baseMintAccount,
-    baseMint: s.baseMint,
-    coinCreator: s.pool.coinCreator,
-    creator: s.pool.creator,
-    feeConfig: s.feeConfig,
-    quoteMint: s.pool.quoteMint,
-    isMayhemMode: s.pool.isMayhemMode,
-    creatorFeeBps: s.pool.creatorFeeBps,
-  });
+  const pricing = swapPricing;
 
   test('buy by quote in and sell by base in move exactly what the SDK quotes', async () => {
     const user = await t.funded(20);
