@@ -22,19 +22,26 @@ export interface RunningServer {
 /** The API, and with `withProjector` the projector too, in this process. */
 export async function startServer(config: Config, options: { withProjector: boolean }): Promise<RunningServer> {
   const log = createLogger(config, 'svc-api');
-  // One process owns the bundled chain's files, so only the embedded shape starts it; start:api expects `npm run localnet`.
-  const localnet: Localnet | undefined =
-    options.withProjector && !config.solanaRpcUrl
-      ? await startBundledLocalnet({
-          port: config.localnetPort,
-          host: '127.0.0.1',
-          dataDir: config.dataDir,
-          solUsd: config.localnetSolUsd,
-          onError: (error) => log.error({ err: error }, 'localnet internal error'),
-        })
-      : undefined;
-  const solanaRpcUrl = config.solanaRpcUrl ?? localnet?.rpcUrl ?? `http://127.0.0.1:${config.localnetPort}`;
   const services = await buildServices(config, log);
+  // One process owns the bundled chain's files, so only the embedded shape starts it (after the database
+  // lock above has refused a second process); start:api expects `npm run localnet`.
+  let localnet: Localnet | undefined;
+  try {
+    localnet =
+      options.withProjector && !config.solanaRpcUrl
+        ? await startBundledLocalnet({
+            port: config.localnetPort,
+            host: '127.0.0.1',
+            dataDir: config.dataDir,
+            solUsd: config.localnetSolUsd,
+            onError: (error) => log.error({ err: error }, 'localnet internal error'),
+          })
+        : undefined;
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
+  const solanaRpcUrl = config.solanaRpcUrl ?? localnet?.rpcUrl ?? `http://127.0.0.1:${config.localnetPort}`;
   const { db } = services.database;
   await migrate(db, config.readModelSchema, readModelMigrations(projections));
   const projector = options.withProjector

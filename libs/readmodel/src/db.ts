@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { singleWriterLock } from './lock';
 
 // node-postgres returns int8 as strings, PGlite as numbers; ledger positions stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -62,38 +63,15 @@ function openPostgres(url: string, options: OpenDatabaseOptions): SqlDatabase {
 
 /**
  * PGlite is one process's database: a second process opening the same files would keep its own
- * ledger head and fork the chain. The lock file names the holder; a dead holder's lock is taken over.
+ * ledger head and fork the chain.
  */
 function lockDataDir(dataDir: string): () => void {
-  const file = path.join(dataDir, 'pglite.lock');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
-      return () => {
-        if (fs.readFileSync(file, 'utf8') === String(process.pid)) fs.rmSync(file, { force: true });
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number(fs.readFileSync(file, 'utf8'));
-      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-        throw new Error(
-          `the embedded database in ${dataDir} is in use by process ${holder}; it has one writer. ` +
-            'Stop that process, use another DATA_DIR, or set DATABASE_URL to run several processes.',
-        );
-      }
-      fs.rmSync(file, { force: true });
-    }
-  }
-  throw new Error(`could not lock ${file}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return singleWriterLock(
+    path.join(dataDir, 'pglite.lock'),
+    (holder) =>
+      `the embedded database in ${dataDir} is in use by process ${holder}; it has one writer. ` +
+      'Stop that process, use another DATA_DIR, or set DATABASE_URL to run several processes.',
+  );
 }
 
 async function openPGlite(dataDir: string): Promise<SqlDatabase> {

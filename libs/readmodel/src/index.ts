@@ -1,3 +1,4 @@
 export * from './db';
 export * from './migrate';
 export * from './batcher';
+export * from './lock';

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+// litesvm's raw class takes and returns transaction bytes (web3.js v1's form); it is internal, hence the ~1.5.0 pin.
 import { Clock, LiteSvm, type TransactionMetadata } from 'litesvm/dist/internal';
 import bs58 from 'bs58';
 import {
@@ -26,7 +27,7 @@ import { decodeMint, decodeTokenAccount, uiTokenAmount } from './tokens';
 
 export const SLOT_MS = 400;
 export const LAMPORTS_PER_SIGNATURE = 5000n;
-const SLOTS_PER_EPOCH = 432_000;
+export const SLOTS_PER_EPOCH = 432_000;
 const SLOT_HASHES_KEPT = 512;
 const MAX_RECORDS = 20_000;
 const SNAPSHOT_EVERY = 2_000;
@@ -127,6 +128,7 @@ export class LocalChain extends EventEmitter {
   transactionCount = 0;
   private slotNow = 0;
   private replaying = false;
+  private halted = false;
   private readonly now: () => number;
   private readonly programs: Map<string, EmulatedProgram>;
   private readonly seeds: readonly ((genesis: GenesisContext) => void)[];
@@ -203,11 +205,23 @@ export class LocalChain extends EventEmitter {
     this.noteSlot(slot, this.latest);
   }
 
+  /**
+   * Adds `slot` to SlotHashes, and every slot skipped since the last one (an idle stretch jumps the clock),
+   * so that the sysvar holds the same slots live and in a replay: lookup tables check only the slot.
+   */
   private noteSlot(slot: number, hash: string): void {
-    if (this.slotHashes[0]?.slot === slot) return;
+    const last = this.slotHashes[0]?.slot ?? -1;
+    if (slot <= last) return;
+    for (let skipped = Math.max(last + 1, slot - SLOT_HASHES_KEPT + 1); skipped < slot; skipped++) {
+      this.slotHashes.unshift({ slot: skipped, hash: this.standInHash(skipped) });
+    }
     this.slotHashes.unshift({ slot, hash });
     if (this.slotHashes.length > SLOT_HASHES_KEPT) this.slotHashes.length = SLOT_HASHES_KEPT;
     this.svm.setSlotHashes(this.slotHashes.map((h) => ({ slot: BigInt(h.slot), hash: h.hash })));
+  }
+
+  private standInHash(slot: number): string {
+    return bs58.encode(createHash('sha256').update(`slot ${this.genesisAt} ${slot}`).digest());
   }
 
   private setClock(slot: number, atMs: number): void {
@@ -246,6 +260,7 @@ export class LocalChain extends EventEmitter {
 
   /** Validates, executes and commits a wire transaction; resolves once it is durable. */
   async send(wire: Buffer, options: { skipPreflight?: boolean } = {}): Promise<string> {
+    if (this.halted) throw new RpcRefusal(-32603, 'Internal error: the chain could not write its log and has stopped accepting transactions; restart it');
     this.tick();
     const tx = deserialize(wire);
     const signature = bs58.encode(tx.signatures[0] ?? new Uint8Array(64));
@@ -263,7 +278,14 @@ export class LocalChain extends EventEmitter {
     const loaded = this.load(tx);
     const committed = this.commit(tx, wire, loaded, { rollbackOnError: !options.skipPreflight });
     if (!committed) return signature;
-    await this.persist({ wire: wire.toString('base64'), slot: committed.record.slot, at: committed.record.blockTime * 1000 });
+    try {
+      await this.persist({ wire: wire.toString('base64'), slot: committed.record.slot, at: committed.record.blockTime * 1000 });
+    } catch (error) {
+      // Memory is now ahead of the disk: stop taking writes so that nothing else is acknowledged and then lost.
+      this.halted = true;
+      this.emit('internal-error', error);
+      throw new RpcRefusal(-32603, 'Internal error: the chain could not write its log');
+    }
     this.announce(committed);
     return signature;
   }
@@ -348,7 +370,7 @@ export class LocalChain extends EventEmitter {
 
   /** The blockhash of a recent slot, or a stable stand-in for one past the SlotHashes window. */
   blockhashOf(slot: number): string {
-    return this.slotHashes.find((h) => h.slot === slot)?.hash ?? bs58.encode(createHash('sha256').update(`slot ${this.genesisAt} ${slot}`).digest());
+    return this.slotHashes.find((h) => h.slot === slot)?.hash ?? this.standInHash(slot);
   }
 
   /** Lamports outside the faucet (everything was minted into it at genesis). */
@@ -437,7 +459,7 @@ export class LocalChain extends EventEmitter {
   private commit(tx: VersionedTransaction, wire: Buffer, loaded: LoadedMessage, options: { rollbackOnError: boolean }): Committed | null {
     const before = loaded.keys.map((key) => readAccount(this.svm, key));
     const mints = new Map<string, number>();
-    const preTokenBalances = this.tokenBalances(loaded.keys, before, mints);
+    const preTokenBalances = this.tokenBalances(before, mints);
     let outcome: ReturnType<LocalChain['execute']>;
     try {
       outcome = this.execute(tx, loaded, before);
@@ -468,7 +490,7 @@ export class LocalChain extends EventEmitter {
         preBalances: before.map((a) => Number(a?.lamports ?? 0n)),
         postBalances: after.map((a) => Number(a?.lamports ?? 0n)),
         preTokenBalances,
-        postTokenBalances: this.tokenBalances(loaded.keys, after, mints),
+        postTokenBalances: this.tokenBalances(after, mints),
         logMessages: outcome.logs,
         innerInstructions: outcome.innerInstructions,
         loadedAddresses: {
@@ -484,7 +506,7 @@ export class LocalChain extends EventEmitter {
     return { record, writable: loaded.keys.filter((_, i) => loaded.writable[i]) };
   }
 
-  private tokenBalances(keys: PublicKey[], states: (AccountState | null)[], mints: Map<string, number>): TokenBalance[] {
+  private tokenBalances(states: (AccountState | null)[], mints: Map<string, number>): TokenBalance[] {
     const balances: TokenBalance[] = [];
     states.forEach((state, accountIndex) => {
       const token = state && decodeTokenAccount(state);
@@ -498,7 +520,6 @@ export class LocalChain extends EventEmitter {
       }
       balances.push({ accountIndex, mint, owner: token.owner.toBase58(), programId: state.owner.toBase58(), uiTokenAmount: uiTokenAmount(token.amount, decimals) });
     });
-    void keys;
     return balances;
   }
 
@@ -523,9 +544,14 @@ export class LocalChain extends EventEmitter {
     }
   }
 
+  /** Tells subscribers; the transaction is durable by now, so a listener's fault must not reach its sender. */
   private announce(committed: Committed): void {
-    this.emit('transaction', committed.record);
-    if (this.listenerCount('account') > 0) for (const key of committed.writable) this.emit('account', key);
+    try {
+      this.emit('transaction', committed.record);
+      if (this.listenerCount('account') > 0) for (const key of committed.writable) this.emit('account', key);
+    } catch (error) {
+      this.emit('internal-error', error);
+    }
   }
 
   // ---- genesis and persistence -------------------------------------------------------------------
@@ -535,7 +561,7 @@ export class LocalChain extends EventEmitter {
     svm.setBlockhashCheck(false);
     svm.setTransactionHistory(0n);
     this.svm = svm;
-    this.executor = new Executor(svm, this.programs, RUNTIME_PAYER, () => this.clock());
+    this.executor = new Executor(svm, this.programs, RUNTIME_PAYER, () => this.clock(), (error) => this.emit('internal-error', error));
     // Clients check that a program exists before using it; the emulated ones get the account a deployed program has.
     for (const program of this.programs.values()) {
       if (this.account(program.programId)) continue;
@@ -594,7 +620,7 @@ export class LocalChain extends EventEmitter {
     const wire = Buffer.from(entry.wire, 'base64');
     const tx = deserialize(wire);
     this.setClock(entry.slot, entry.at);
-    this.noteSlot(entry.slot, tx.message.recentBlockhash);
+    this.noteSlot(entry.slot, this.standInHash(entry.slot));
     this.commit(tx, wire, this.load(tx), { rollbackOnError: false });
   }
 

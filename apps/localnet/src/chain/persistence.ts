@@ -1,6 +1,7 @@
 import { closeSync, existsSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { singleWriterLock } from '@svc/readmodel';
 import type { ChainMeta } from './localChain';
 
 export interface WalRecord {
@@ -37,12 +38,20 @@ export class ChainStore {
   private snapshotting: Promise<void> | null = null;
   walLength = 0;
 
-  private constructor(private readonly dir: string) {}
+  private constructor(
+    private readonly dir: string,
+    private readonly unlock: () => void,
+  ) {}
 
   static async open(dataDir: string): Promise<ChainStore> {
     const dir = join(dataDir, 'localnet');
     await mkdir(dir, { recursive: true });
-    return new ChainStore(dir);
+    // Two writers would interleave one log and overwrite each other's snapshots.
+    const unlock = singleWriterLock(
+      join(dir, 'localnet.lock'),
+      (holder) => `the local chain in ${dir} is in use by process ${holder}; stop it, or use another DATA_DIR (or SOLANA_RPC_URL to use that chain)`,
+    );
+    return new ChainStore(dir, unlock);
   }
 
   private wal(generation: number): string {
@@ -71,21 +80,35 @@ export class ChainStore {
     return { state, meta, wal };
   }
 
+  /**
+   * The records of one log generation. A torn last line (a crash mid-write: never acknowledged) is cut off
+   * the file, so that later appends do not land glued to it; a bad line anywhere else is corruption.
+   */
   private async readWal(generation: number): Promise<WalRecord[]> {
-    let text: string;
+    let text: Buffer;
     try {
-      text = await readFile(this.wal(generation), 'utf8');
+      text = await readFile(this.wal(generation));
     } catch {
       return [];
     }
     const records: WalRecord[] = [];
-    for (const line of text.split('\n')) {
-      if (!line) continue;
+    let offset = 0;
+    while (offset < text.length) {
+      const end = text.indexOf(0x0a, offset);
+      const line = text.subarray(offset, end < 0 ? text.length : end).toString('utf8');
+      let record: WalRecord | null = null;
       try {
-        records.push(JSON.parse(line));
+        record = JSON.parse(line) as WalRecord;
       } catch {
-        break; // a torn final write from a crash: it was never acknowledged
+        record = null;
       }
+      if (!record || end < 0) {
+        if (end >= 0 && end + 1 < text.length) throw new Error(`${this.wal(generation)} is corrupt at byte ${offset}`);
+        await truncate(this.wal(generation), offset);
+        break;
+      }
+      records.push(record);
+      offset = end + 1;
     }
     return records;
   }
@@ -155,6 +178,7 @@ export class ChainStore {
     this.flush();
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
+    this.unlock();
   }
 }
 
