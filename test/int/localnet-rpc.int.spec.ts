@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
+import net from 'node:net';
 import { WebSocket } from 'ws';
 import {
   AddressLookupTableProgram,
@@ -577,6 +578,33 @@ describe('bad input gets JSON-RPC errors with the standard codes', () => {
     expect(reply.status).toBe(200);
     expect(reply.body.error.code).toBe(code);
     expect(typeof reply.body.error.message).toBe('string');
+  });
+
+  test('a request line that is no URL gets a 400, and the process lives on', async () => {
+    const { port } = new URL(t.net.rpcUrl);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => socket.end('GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n'));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 400/);
+    expect((await rpc(t.net.rpcUrl, 'getHealth')).result).toBe('ok');
+  });
+
+  test('a malformed subscription filter is refused when subscribing, not when an account changes', async () => {
+    const socket = new WebSocket(t.net.wsUrl);
+    await new Promise((resolve, reject) => {
+      socket.once('open', resolve);
+      socket.once('error', reject);
+    });
+    const reply = new Promise<{ error?: { code: number } }>((resolve) => socket.once('message', (raw) => resolve(JSON.parse(raw.toString()))));
+    const filters = [{ dataSize: 82 }, { memcmp: { offset: -1, bytes: 'x' } }];
+    socket.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'programSubscribe', params: [SystemProgram.programId.toBase58(), { filters }] }));
+    expect((await reply).error?.code).toBe(-32602);
+    socket.close();
+    expect((await rpc(t.net.rpcUrl, 'getProgramAccounts', [SystemProgram.programId.toBase58(), { filters }])).error.code).toBe(-32602);
   });
 
   test('a batch answers each request in order, and the server keeps serving', async () => {

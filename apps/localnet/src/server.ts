@@ -35,8 +35,9 @@ export async function startLocalnet(options: LocalnetOptions): Promise<Localnet>
   chain.on('internal-error', (error) => options.onError?.(error));
   const routes = options.routes ?? [];
   const http = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localnet');
     void (async () => {
+      const url = URL.canParse(req.url ?? '/', 'http://localnet') ? new URL(req.url ?? '/', 'http://localnet') : null;
+      if (!url) return sendJson(res, 400, { error: 'Bad request URL' });
       if (req.method === 'POST' && url.pathname === '/') return handleJsonRpc(chain, req, res);
       if (req.method === 'GET' && url.pathname === '/health') {
         res.writeHead(200, { 'content-type': 'text/plain' });
@@ -50,7 +51,13 @@ export async function startLocalnet(options: LocalnetOptions): Promise<Localnet>
       else res.destroy();
     });
   });
-  const { port } = await listen(http, options.port, host);
+  let port: number;
+  try {
+    ({ port } = await listen(http, options.port, host));
+  } catch (error) {
+    await chain.close();
+    throw error;
+  }
   const ws = createServer((_, res) => {
     res.writeHead(426, { 'content-type': 'text/plain' });
     res.end('WebSocket only');

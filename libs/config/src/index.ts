@@ -43,6 +43,11 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   return n;
 }
 
+function within(value: number, name: string, min: number, max: number, why: string): number {
+  if (value < min || value > max) throw new Error(`${name} must be between ${min === Number.MIN_VALUE ? 0 : min} and ${max} (${why}), got ${value}`);
+  return value;
+}
+
 function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
@@ -69,8 +74,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: str(env, 'REDIS_URL'),
     redisPrefix: str(env, 'REDIS_PREFIX') ?? 'svc',
     solanaRpcUrl: str(env, 'SOLANA_RPC_URL'),
-    localnetPort: int(env, 'LOCALNET_PORT', 8899),
-    localnetSolUsd: int(env, 'LOCALNET_SOL_USD', 150),
+    localnetPort: within(int(env, 'LOCALNET_PORT', 8899), 'LOCALNET_PORT', 0, 65534, 'its WebSocket takes the next port'),
+    localnetSolUsd: within(int(env, 'LOCALNET_SOL_USD', 150), 'LOCALNET_SOL_USD', Number.MIN_VALUE, 1e9, 'a price in dollars'),
     serviceMasterKey: str(env, 'SERVICE_MASTER_KEY'),
     readModelSchema: str(env, 'READ_MODEL_SCHEMA') ?? 'rm',
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',

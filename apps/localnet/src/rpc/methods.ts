@@ -1,7 +1,7 @@
 import bs58 from 'bs58';
 import { PublicKey, VersionedMessage, VersionedTransaction } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
-import { feeOf, LocalChain, RpcRefusal, TransactionRecord } from '../chain/localChain';
+import { feeOf, LocalChain, RpcRefusal, SLOTS_PER_EPOCH, TransactionRecord } from '../chain/localChain';
 import { decodeMint, decodeTokenAccount, uiTokenAmount } from '../chain/tokens';
 import { decodeWire, encodeAccount, EncodeOptions, encodingOf, parsePubkey } from './encoding';
 import { RpcError } from './errors';
@@ -39,12 +39,19 @@ function accountOrNull(chain: LocalChain, key: PublicKey, options: EncodeOptions
   return account ? encodeAccount(chain, account, options) : null;
 }
 
-export function matchesFilters(data: Buffer, filters: unknown): boolean {
+/** Throws the RPC's invalid-params error for any malformed filter, whether or not an earlier one would match. */
+export function checkFilters(filters: unknown): void {
+  matchesFilters(Buffer.alloc(0), filters, true);
+}
+
+export function matchesFilters(data: Buffer, filters: unknown, checkAll = false): boolean {
   if (filters === undefined) return true;
   if (!Array.isArray(filters)) throw RpcError.invalidParams('Invalid params: filters must be an array');
+  let matches = true;
   for (const filter of filters) {
+    if (!matches && !checkAll) return false;
     if (filter && typeof filter === 'object' && 'dataSize' in filter) {
-      if (data.length !== integer(filter.dataSize, 'dataSize')) return false;
+      if (data.length !== integer(filter.dataSize, 'dataSize')) matches = false;
     } else if (filter && typeof filter === 'object' && 'memcmp' in filter) {
       const { offset, bytes, encoding } = filter.memcmp ?? {};
       integer(offset, 'memcmp.offset');
@@ -55,14 +62,14 @@ export function matchesFilters(data: Buffer, filters: unknown): boolean {
       } catch {
         throw RpcError.invalidParams('Invalid params: memcmp.bytes is not valid base58');
       }
-      if (!data.subarray(offset, offset + wanted.length).equals(wanted)) return false;
+      if (!data.subarray(offset, offset + wanted.length).equals(wanted)) matches = false;
     } else if (filter && typeof filter === 'object' && 'tokenAccountState' in filter) {
       continue;
     } else {
       throw RpcError.invalidParams('Invalid params: unknown filter');
     }
   }
-  return true;
+  return matches;
 }
 
 function tokenAccountsOf(chain: LocalChain, owner: PublicKey, filter: Record<string, unknown>, options: EncodeOptions, by: 'owner' | 'delegate' = 'owner') {
@@ -220,7 +227,7 @@ export const METHODS: Record<string, Method> = {
   getSlotLeaders: (_, params) => Array.from({ length: Math.min(integer(params[1], 'limit'), 5000) }, () => IDENTITY),
   getClusterNodes: () => [{ pubkey: IDENTITY, gossip: null, tpu: null, rpc: null, version: SOLANA_CORE_VERSION, featureSet: FEATURE_SET, shredVersion: 0 }],
   getVoteAccounts: () => ({ current: [], delinquent: [] }),
-  getEpochSchedule: () => ({ slotsPerEpoch: 432_000, leaderScheduleSlotOffset: 432_000, warmup: false, firstNormalEpoch: 0, firstNormalSlot: 0 }),
+  getEpochSchedule: () => ({ slotsPerEpoch: SLOTS_PER_EPOCH, leaderScheduleSlotOffset: SLOTS_PER_EPOCH, warmup: false, firstNormalEpoch: 0, firstNormalSlot: 0 }),
   getStakeMinimumDelegation: (chain) => withContext(chain, 1_000_000_000),
   getInflationReward: (_, params) => {
     if (!Array.isArray(params[0])) throw RpcError.invalidParams('Invalid params: expected an array of addresses');
@@ -267,7 +274,7 @@ export const METHODS: Record<string, Method> = {
   getBlockHeight: (chain) => chain.blockHeight,
   getEpochInfo: (chain) => {
     const slot = chain.slot;
-    return { absoluteSlot: slot, blockHeight: slot, epoch: Math.floor(slot / 432_000), slotIndex: slot % 432_000, slotsInEpoch: 432_000, transactionCount: chain.transactionCount };
+    return { absoluteSlot: slot, blockHeight: slot, epoch: Math.floor(slot / SLOTS_PER_EPOCH), slotIndex: slot % SLOTS_PER_EPOCH, slotsInEpoch: SLOTS_PER_EPOCH, transactionCount: chain.transactionCount };
   },
   getLatestBlockhash: (chain) => withContext(chain, chain.latestBlockhash()),
   isBlockhashValid: (chain, params) => {
@@ -296,6 +303,7 @@ export const METHODS: Record<string, Method> = {
     const programId = parsePubkey(params[0]);
     const options = config(params, 1);
     encodingOf(options);
+    checkFilters(options.filters);
     const accounts = chain
       .programAccounts(programId)
       .filter(({ account }) => matchesFilters(account.data, options.filters))

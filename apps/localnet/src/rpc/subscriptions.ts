@@ -6,7 +6,7 @@ import { SLOT_MS } from '../chain/localChain';
 import { encodeAccount, EncodeOptions, encodingOf, parsePubkey } from './encoding';
 import { RpcError } from './errors';
 import { rpcJson } from './json';
-import { matchesFilters } from './methods';
+import { checkFilters, matchesFilters } from './methods';
 
 const MAX_BUFFERED_BYTES = 8 << 20;
 /** Bounds what one socket can make the server remember. */
@@ -21,7 +21,7 @@ type Subscription =
 
 /**
  * The PubSub WebSocket (RPC port + 1), speaking the JSON-RPC that web3.js's rpc-websockets client sends:
- * signatureSubscribe (which confirmTransaction waits on), accountSubscribe and slotSubscribe.
+ * signature (which confirmTransaction waits on), account, program, logs, slot, root and slotsUpdates subscriptions.
  */
 export class SubscriptionServer {
   private readonly wss: WebSocketServer;
@@ -41,7 +41,10 @@ export class SubscriptionServer {
   ) {
     this.wss = new WebSocketServer({ server, maxPayload: 64 * 1024 });
     this.wss.on('connection', (socket) => this.connected(socket));
-    chain.on('transaction', (record: TransactionRecord) => this.landed(record));
+    chain.on('transaction', (record: TransactionRecord) => {
+      this.logged(record);
+      this.landed(record);
+    });
     chain.on('account', (key: PublicKey) => this.accountChanged(key));
     chain.on('slot', (slot: { slot: number; parent: number; root: number }) => this.slotChanged(slot));
   }
@@ -108,7 +111,7 @@ export class SubscriptionServer {
         const programId = parsePubkey(params[0]).toBase58();
         const options = (params[1] && typeof params[1] === 'object' ? params[1] : {}) as EncodeOptions & { filters?: unknown };
         encodingOf(options, 'base58');
-        if (options.filters !== undefined) matchesFilters(Buffer.alloc(0), options.filters);
+        checkFilters(options.filters);
         const id = this.add(owned, { kind: 'program', socket, programId, options: { encoding: options.encoding ?? 'base58' }, filters: options.filters });
         index(this.programSubscribers, programId, id);
         return id;
@@ -178,7 +181,7 @@ export class SubscriptionServer {
     }
   }
 
-  private landed(record: TransactionRecord): void {
+  private logged(record: TransactionRecord): void {
     for (const id of this.logsSubscribers) {
       const subscription = this.subscriptions.get(id);
       if (subscription?.kind !== 'logs' || (subscription.mentions && !record.accountKeys.includes(subscription.mentions))) continue;
@@ -187,6 +190,9 @@ export class SubscriptionServer {
         value: { signature: record.signature, err: record.meta.err, logs: record.meta.logMessages },
       });
     }
+  }
+
+  private landed(record: TransactionRecord): void {
     const ids = this.bySignature.get(record.signature);
     if (!ids) return;
     for (const id of [...ids]) {

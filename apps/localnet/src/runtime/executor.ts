@@ -67,6 +67,8 @@ export class Executor {
     private readonly programs: ReadonlyMap<string, EmulatedProgram>,
     private readonly runtimePayer: PublicKey,
     private readonly clock: () => { slot: bigint; unixTimestamp: bigint },
+    /** A JavaScript exception inside an emulated program is the emulator's bug, not the caller's. */
+    private readonly onFault: (error: unknown) => void = () => {},
   ) {}
 
   isEmulated(programId: PublicKey): boolean {
@@ -118,7 +120,8 @@ export class Executor {
           `Program ${id} failed: custom program error: 0x${error.code.toString(16)}`,
         );
       } else if (!(error instanceof InstructionFailure) && !(error instanceof TransactionLevelFailure)) {
-        logs.push(`Program ${id} failed: ${(error as Error).message}`);
+        this.onFault(error);
+        logs.push(`Program ${id} failed: Program failed to complete`);
       }
       throw error;
     }
