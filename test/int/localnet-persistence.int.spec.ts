@@ -159,3 +159,27 @@ describe('snapshots taken under concurrent load lose nothing', () => {
     await reopened.close();
   });
 });
+
+describe('history is bounded, the duplicate check is not', () => {
+  test('evicted transactions leave every index, and a resend of one is still AlreadyProcessed', async () => {
+    const chain = await LocalChain.open({ dataDir: null, programs: [], historyLimit: 4 });
+    const payer = Keypair.generate();
+    await chain.airdrop(payer.publicKey, 10n * BigInt(LAMPORTS_PER_SOL));
+    const { blockhash } = chain.latestBlockhash();
+    const receivers = Array.from({ length: 6 }, () => Keypair.generate().publicKey);
+    const wires = receivers.map((to) => {
+      const tx = new Transaction({ recentBlockhash: blockhash, feePayer: payer.publicKey }).add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: to, lamports: 1_000_000 }));
+      tx.sign(payer);
+      return tx.serialize();
+    });
+    const signatures: string[] = [];
+    for (const wire of wires) signatures.push(await chain.send(wire));
+    expect(chain.record(signatures[0])).toBeUndefined();
+    expect(chain.signaturesFor(receivers[0].toBase58())).toEqual([]);
+    expect(chain.signaturesFor(receivers[5].toBase58()).map((r) => r.signature)).toEqual([signatures[5]]);
+    await expect(chain.send(wires[0])).rejects.toThrow(/already been processed/);
+    expect(await chain.send(wires[0], { skipPreflight: true })).toBe(signatures[0]);
+    expect(chain.account(receivers[0])?.lamports).toBe(1_000_000n);
+    await chain.close();
+  });
+});

@@ -98,6 +98,8 @@ export interface LocalChainOptions {
   now?: () => number;
   /** Committed transactions between snapshots (the log is replayed over the last one at start). */
   snapshotEvery?: number;
+  /** Transactions kept in memory for getTransaction and friends. */
+  historyLimit?: number;
 }
 
 interface Committed {
@@ -133,6 +135,7 @@ export class LocalChain extends EventEmitter {
   private readonly programs: Map<string, EmulatedProgram>;
   private readonly seeds: readonly ((genesis: GenesisContext) => void)[];
   private readonly snapshotEvery: number;
+  private readonly historyLimit: number;
 
   private constructor(
     options: LocalChainOptions,
@@ -144,6 +147,7 @@ export class LocalChain extends EventEmitter {
     this.programs = new Map(options.programs.map((p) => [p.programId.toBase58(), p]));
     this.seeds = options.seeds ?? [];
     this.snapshotEvery = options.snapshotEvery ?? SNAPSHOT_EVERY;
+    this.historyLimit = options.historyLimit ?? MAX_RECORDS;
   }
 
   static async open(options: LocalChainOptions): Promise<LocalChain> {
@@ -526,12 +530,18 @@ export class LocalChain extends EventEmitter {
   private remember(record: TransactionRecord): void {
     this.transactionCount++;
     this.records.set(record.signature, record);
-    if (this.records.size > MAX_RECORDS) {
+    if (this.records.size > this.historyLimit) {
       const evicted = this.records.get(this.records.keys().next().value!)!;
       this.records.delete(evicted.signature);
       const inSlot = this.bySlot.get(evicted.slot);
       if (inSlot && inSlot[0] === evicted.signature) inSlot.shift();
       if (inSlot?.length === 0) this.bySlot.delete(evicted.slot);
+      // Evicted history leaves the address index too, or it would grow with every address ever seen.
+      for (const key of evicted.accountKeys) {
+        const list = this.byAddress.get(key);
+        if (list && list[0] === evicted.signature) list.shift();
+        if (list?.length === 0) this.byAddress.delete(key);
+      }
     }
     let inSlot = this.bySlot.get(record.slot);
     if (!inSlot) this.bySlot.set(record.slot, (inSlot = []));
