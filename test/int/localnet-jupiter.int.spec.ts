@@ -2,19 +2,11 @@ import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction, Transact
 import BN from 'bn.js';
 import { NATIVE_MINT, TOKEN_2022_PROGRAM_ID, createMint, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { OnlinePumpSdk, PUMP_SDK, bondingCurvePda, canonicalPumpPoolPda, getBuySolAmountFromTokenAmount } from '@pump-fun/pump-sdk';
-import { startLocalnet, type Localnet } from '../../apps/localnet/src/server';
 import { pumpProgram } from '../../apps/localnet/src/programs/pump';
 import { pumpFeesProgram } from '../../apps/localnet/src/programs/pumpFees';
 import { pumpSwapProgram } from '../../apps/localnet/src/programs/pumpSwap';
 import { LOCAL_USD_MINT, jupiterRoutes, stablecoinSeed } from '../../apps/localnet/src/jupiter';
-
-/** web3.js keeps reconnecting its WebSocket forever once the server is gone; close it first, for good. */
-function closeConnection(connection: Connection): void {
-  const internals = connection as unknown as { _rpcWebSocket: { setAutoReconnect(on: boolean): void; close(): void }; _rpcWebSocketIdleTimeout: NodeJS.Timeout | null };
-  internals._rpcWebSocket.setAutoReconnect(false);
-  internals._rpcWebSocket.close();
-  if (internals._rpcWebSocketIdleTimeout) clearTimeout(internals._rpcWebSocketIdleTimeout);
-}
+import { localnet, type LocalnetClient } from '../support/localnet';
 
 type Quote = {
   inputMint: string;
@@ -79,31 +71,21 @@ function expectBudgetSpent(spent: bigint, quoted: Quote): void {
 const SOL = NATIVE_MINT.toBase58();
 const USD = LOCAL_USD_MINT.toBase58();
 
-let net: Localnet;
+let chain: LocalnetClient;
+let net: LocalnetClient['net'];
 let connection: Connection;
+const funded = (sol: number) => chain.funded(sol);
 
 beforeAll(async () => {
-  net = await startLocalnet({
-    port: 0,
-    dataDir: null,
+  chain = await localnet({
     programs: [pumpProgram, pumpSwapProgram, pumpFeesProgram],
     seeds: [stablecoinSeed()],
     routes: [jupiterRoutes({ solUsd: 150 })],
   });
-  connection = new Connection(net.rpcUrl, { commitment: 'confirmed', wsEndpoint: net.wsUrl });
+  ({ net, connection } = chain);
 });
 
-afterAll(async () => {
-  closeConnection(connection);
-  await net.close();
-});
-
-async function funded(sol: number): Promise<Keypair> {
-  const keypair = Keypair.generate();
-  const signature = await connection.requestAirdrop(keypair.publicKey, sol * LAMPORTS_PER_SOL);
-  await connection.confirmTransaction({ signature, ...(await connection.getLatestBlockhash()) });
-  return keypair;
-}
+afterAll(() => chain.close());
 
 async function tokenBalance(mint: PublicKey, owner: PublicKey, tokenProgram?: PublicKey): Promise<bigint> {
   const account = await connection.getTokenAccountBalance(getAssociatedTokenAddressSync(mint, owner, true, tokenProgram)).catch(() => null);
