@@ -5,6 +5,8 @@ import { tempDir } from '../support/env';
 import { closeConnection } from '../support/localnet';
 import { LocalChain } from '../../apps/localnet/src/chain/localChain';
 import fs from 'node:fs';
+import net from 'node:net';
+import { startBundledLocalnet } from '@svc/app-localnet';
 import path from 'node:path';
 
 interface Running {
@@ -104,6 +106,17 @@ describe('the chain files have one writer, and a torn log loses only the unackno
     } finally {
       await closeConnection(first.connection);
       await first.service.stop();
+    }
+  });
+
+  test('a port already in use is refused with a message naming the variables to set', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as net.AddressInfo;
+    try {
+      await expect(startBundledLocalnet({ port, dataDir: null, solUsd: 150 })).rejects.toThrow(/LOCALNET_PORT.*SOLANA_RPC_URL/);
+    } finally {
+      blocker.close();
     }
   });
 

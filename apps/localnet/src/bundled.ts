@@ -12,7 +12,7 @@ export interface BundledOptions {
 
 /** The local chain as `npm start` and `npm run localnet` run it: every emulated venue, seeded tokens and the aggregator API. */
 export function startBundledLocalnet(options: BundledOptions): Promise<Localnet> {
-  return startLocalnet({
+  const started = startLocalnet({
     port: options.port,
     host: options.host,
     dataDir: options.dataDir,
@@ -20,5 +20,12 @@ export function startBundledLocalnet(options: BundledOptions): Promise<Localnet>
     seeds: [stablecoinSeed({ solUsd: options.solUsd })],
     routes: [jupiterRoutes({ solUsd: options.solUsd })],
     onError: options.onError,
+  });
+  return started.catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EADDRINUSE') throw error;
+    throw new Error(
+      `the local chain cannot listen on port ${options.port} or ${options.port + 1} (in use): set LOCALNET_PORT to free ports, ` +
+        'or SOLANA_RPC_URL to use a chain that is already running',
+    );
   });
 }
