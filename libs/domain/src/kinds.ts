@@ -3,10 +3,23 @@ import type { LedgerEventType } from './ledgerModel';
 /** How a ledger event is announced: /ws and doorbells push post, action, bounty and buyback. */
 export type EventKind = 'post' | 'action' | 'bounty' | 'buyback' | 'ledger';
 
+/** The kinds pushed to /ws and doorbells; every other entry is `ledger` (still on /changes). */
+export const PUSHED_KINDS: readonly EventKind[] = ['post', 'action', 'bounty', 'buyback'];
+
 export function kindOf(type: string): EventKind {
   const known = type as LedgerEventType;
   switch (known) {
+    case 'PostCreated':
+      return 'post';
+    case 'ActionRecorded':
+      return 'action';
+    case 'BountyPosted':
+    case 'BountySubmitted':
+    case 'BountyAwarded':
+      return 'bounty';
     case 'CitizenRegistered':
+    case 'VoteCast':
+    case 'PostFlagged':
       return 'ledger';
     default: {
       const never: never = known;

@@ -1,54 +1,114 @@
 import { Journal, type LedgerEntry, type LedgerModel } from '@svc/ledger';
+import { evolveActions, initialActions, restoreActions, snapshotActions, type ActionEvent, type ActionsState } from './actions/action';
+import { evolveBounties, initialBounties, restoreBounties, snapshotBounties, type BountiesState, type BountyEvent } from './bounties/bounty';
+import { decideBounty, type BountyCommand } from './bounties/decide';
+import { initialCaps, type CapsState } from './caps/dailyCaps';
 import { evolveCitizens, initialCitizens, restoreCitizens, snapshotCitizens, type CitizenEvent, type CitizensState } from './citizens/citizen';
 import { decideCitizen, type CitizenCommand } from './citizens/decide';
+import { decidePost, type PostCommand } from './posts/decide';
+import { evolvePosts, initialPosts, restorePosts, snapshotPosts, type PostEvent, type PostsState } from './posts/post';
 
 /** Every event type on the public ledger. */
-export type LedgerEvent = CitizenEvent;
+export type LedgerEvent = CitizenEvent | PostEvent | BountyEvent | ActionEvent;
 export type LedgerEventType = LedgerEvent['type'];
-export type LedgerCommand = CitizenCommand;
+export type LedgerCommand = CitizenCommand | PostCommand | BountyCommand;
 
 /** The state every decision is taken against: consistent with the ledger head, never a read model. */
 export interface LedgerState {
   journal: Journal;
   citizens: CitizensState;
+  posts: PostsState;
+  bounties: BountiesState;
+  actions: ActionsState;
+  caps: CapsState;
 }
 
-function isKnown(entry: LedgerEntry): entry is LedgerEntry & LedgerEvent {
-  return entry.type === 'CitizenRegistered';
+const KNOWN: ReadonlySet<string> = new Set<LedgerEventType>([
+  'CitizenRegistered',
+  'PostCreated',
+  'VoteCast',
+  'PostFlagged',
+  'BountyPosted',
+  'BountySubmitted',
+  'BountyAwarded',
+  'ActionRecorded',
+]);
+
+export function isKnownEvent(entry: LedgerEntry): entry is LedgerEntry & LedgerEvent {
+  return KNOWN.has(entry.type);
 }
 
 export const ledgerModel: LedgerModel<LedgerState, LedgerCommand> = {
-  snapshotVersion: 1,
+  snapshotVersion: 2,
   initialState() {
     const journal = new Journal();
-    return { journal, citizens: initialCitizens(journal) };
+    return {
+      journal,
+      citizens: initialCitizens(journal),
+      posts: initialPosts(journal),
+      bounties: initialBounties(journal),
+      actions: initialActions(journal),
+      caps: initialCaps(journal),
+    };
   },
   evolve(state, entry) {
     // An event type this build does not know (written by a newer one) changes no decision it takes.
-    if (!isKnown(entry)) return;
+    if (!isKnownEvent(entry)) return;
     switch (entry.type) {
       case 'CitizenRegistered':
         return evolveCitizens(state.citizens, entry);
+      case 'PostCreated':
+      case 'VoteCast':
+      case 'PostFlagged':
+        return evolvePosts(state.posts, state.caps, entry);
+      case 'BountyPosted':
+      case 'BountySubmitted':
+      case 'BountyAwarded':
+        return evolveBounties(state.bounties, state.caps, entry);
+      case 'ActionRecorded':
+        return evolveActions(state.actions, entry);
       default: {
-        const never: never = entry.type;
+        const never: never = entry;
         return never;
       }
     }
   },
-  decide(command, state) {
+  decide(command, state, now) {
     switch (command.type) {
       case 'RegisterCitizen':
         return decideCitizen(command, state.citizens);
+      case 'CreatePost':
+      case 'CastVote':
+      case 'FlagPost':
+        return decidePost(command, state.posts, state.caps, now);
+      case 'PostBounty':
+      case 'SubmitWork':
+      case 'AwardBounty':
+        return decideBounty(command, state.bounties, state.citizens, state.actions, state.caps, now);
       default: {
-        const never: never = command.type;
+        const never: never = command;
         return never;
       }
     }
   },
   journal: (state) => state.journal,
-  snapshot: (state) => ({ citizens: snapshotCitizens(state.citizens) }),
+  snapshot: (state) => ({
+    citizens: snapshotCitizens(state.citizens),
+    posts: snapshotPosts(state.posts),
+    bounties: snapshotBounties(state.bounties),
+    actions: snapshotActions(state.actions),
+    caps: state.caps.toJSON(),
+  }),
   restore(json) {
     const journal = new Journal();
-    return { journal, citizens: restoreCitizens(journal, (json as { citizens: unknown }).citizens) };
+    const parts = json as { citizens: unknown; posts: unknown; bounties: unknown; actions: unknown; caps: Array<[string, { day: string; used: number }]> };
+    return {
+      journal,
+      citizens: restoreCitizens(journal, parts.citizens),
+      posts: restorePosts(journal, parts.posts),
+      bounties: restoreBounties(journal, parts.bounties),
+      actions: restoreActions(journal, parts.actions),
+      caps: initialCaps(journal, parts.caps),
+    };
   },
 };

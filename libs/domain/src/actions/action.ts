@@ -1,0 +1,44 @@
+import { Journal, JournaledMap, type LedgerEntry } from '@svc/ledger';
+
+export type ActionName = 'deploy' | 'buy' | 'sell' | 'burn' | 'swap' | 'transfer' | 'fee_claim' | 'award_payment' | 'fee_share';
+
+/** An on-chain action the service sent (or recorded) for a citizen, with its signature. */
+export interface ActionRecordedData {
+  action: ActionName;
+  signature: string;
+  /** The citizen's wallet that signed and paid. */
+  wallet: string;
+  /** Action-specific public facts (amounts, mint, counterparty, bounty). */
+  details: Record<string, unknown>;
+}
+
+export type ActionEvent = { type: 'ActionRecorded'; actor: string; data: ActionRecordedData };
+
+export interface ActionsState {
+  /** Signature -> seq of its record: a confirmed transaction is recorded once, however often it is retried. */
+  bySignature: JournaledMap<string, number>;
+}
+
+export function initialActions(journal: Journal): ActionsState {
+  return { bySignature: new JournaledMap(journal) };
+}
+
+export function evolveActions(state: ActionsState, event: ActionEvent & Pick<LedgerEntry, 'seq'>): void {
+  switch (event.type) {
+    case 'ActionRecorded':
+      state.bySignature.set(event.data.signature, event.seq);
+      return;
+    default: {
+      const never: never = event.type;
+      return never;
+    }
+  }
+}
+
+export function snapshotActions(state: ActionsState): unknown {
+  return { bySignature: state.bySignature.toJSON() };
+}
+
+export function restoreActions(journal: Journal, json: unknown): ActionsState {
+  return { bySignature: new JournaledMap(journal, (json as { bySignature: Array<[string, number]> }).bySignature) };
+}

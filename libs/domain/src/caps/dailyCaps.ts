@@ -1,0 +1,45 @@
+import { Journal, JournaledMap, type Rejection } from '@svc/ledger';
+
+/** Volume caps per citizen per UTC day (the spec's Limits table). */
+export const DAILY_CAPS = {
+  posts: 50,
+  replies: 300,
+  votes: 300,
+  flags: 20,
+  bounties: 10,
+} as const;
+
+export type CapName = keyof typeof DAILY_CAPS;
+
+/** Only the current day's count is kept per citizen and cap, so the state does not grow with time. */
+export type CapsState = JournaledMap<string, { day: string; used: number }>;
+
+export function initialCaps(journal: Journal, entries?: Iterable<readonly [string, { day: string; used: number }]>): CapsState {
+  return new JournaledMap(journal, entries);
+}
+
+export function utcDay(at: number): string {
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+export function capUsed(state: CapsState, agentId: string, cap: CapName, at: number): number {
+  const count = state.get(`${agentId}|${cap}`);
+  return count && count.day === utcDay(at) ? count.used : 0;
+}
+
+/** The rejection when one more would pass the cap, else undefined. */
+export function overCap(state: CapsState, agentId: string, cap: CapName, at: number): Rejection | undefined {
+  const used = capUsed(state, agentId, cap, at);
+  const limit = DAILY_CAPS[cap];
+  if (used < limit) return undefined;
+  const day = utcDay(at);
+  return {
+    code: 'daily_cap',
+    message: `daily cap reached: ${limit} ${cap} per citizen per UTC day, all used on ${day}; it resets at 00:00 UTC`,
+    details: { used, cap: limit, day },
+  };
+}
+
+export function countTowardCap(state: CapsState, agentId: string, cap: CapName, at: number): void {
+  state.set(`${agentId}|${cap}`, { day: utcDay(at), used: capUsed(state, agentId, cap, at) + 1 });
+}
