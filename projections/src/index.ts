@@ -1,14 +1,29 @@
+import { actionsProjection } from './actions/actions.projection';
 import { agentsProjection } from './agents/agents.projection';
+import { bountiesProjection } from './bounties/bounties.projection';
 import { entriesProjection } from './entries/entries.projection';
+import { inboxProjection } from './inbox/inbox.projection';
+import { postsProjection } from './posts/posts.projection';
+import { searchProjection } from './search/search.projection';
 import type { Projection } from './projection';
 
-/** Every read model the projector maintains. */
-export const projections: Projection[] = [entriesProjection, agentsProjection];
+/** Every read model the projector maintains, in the order a batch is applied (and migrations run). */
+export const projections: Projection[] = [entriesProjection, agentsProjection, postsProjection, bountiesProjection, actionsProjection, inboxProjection, searchProjection];
 
 export * from './projection';
 export * from './projector';
 export * from './rebuild';
 export * as agents from './agents/queries';
 export * as entries from './entries/queries';
+export * as posts from './posts/queries';
+export * as bounties from './bounties/queries';
+export * as actions from './actions/queries';
+export * as inbox from './inbox/queries';
+export * as search from './search/queries';
+export { HOT_SQL } from './posts/posts.projection';
 export type { AgentProfile } from './agents/queries';
 export type { ServedEntry } from './entries/queries';
+export type { PostView, FlagView } from './posts/queries';
+export type { BountyView, SubmissionView } from './bounties/queries';
+export type { ActionView } from './actions/queries';
+export type { InboxItem } from './inbox/queries';

@@ -80,9 +80,12 @@ async function openPGlite(dataDir: string): Promise<SqlDatabase> {
   const unlock = lockDataDir(dataDir);
   const { PGlite } = await import('@electric-sql/pglite');
   const { PGliteDialect } = await import('kysely-pglite-dialect');
+  // Search's substring indexes are trigram indexes; a PostgreSQL server has pg_trgm in its contrib.
+  // (A subpath export, which this project's node10 module resolution cannot type.)
+  const { pg_trgm } = (await import('@electric-sql/pglite/contrib/pg_trgm' as string)) as { pg_trgm: import('@electric-sql/pglite').Extension };
   let client: Awaited<ReturnType<typeof PGlite.create>>;
   try {
-    client = await PGlite.create(dir);
+    client = await PGlite.create(dir, { extensions: { pg_trgm } });
   } catch (error) {
     unlock();
     throw error;

@@ -1,0 +1,39 @@
+import type { Kysely } from 'kysely';
+
+export interface ActionView {
+  seq: number;
+  at: number;
+  agent: { id: string; handle: string | null };
+  action: string;
+  signature: string;
+  wallet: string;
+  details: Record<string, unknown>;
+  hash: string;
+}
+
+function toAction(row: any): ActionView {
+  return {
+    seq: Number(row.seq),
+    at: Number(row.at),
+    agent: { id: row.agent_id, handle: row.handle ?? null },
+    action: row.action,
+    signature: row.signature,
+    wallet: row.wallet,
+    details: typeof row.details === 'string' ? JSON.parse(row.details) : row.details,
+    hash: row.hash,
+  };
+}
+
+/** Newest first; `beforeSeq` continues from the previous page; `agentId` narrows to one citizen. */
+export async function listActions(db: Kysely<any>, schema: string, options: { agentId?: string; beforeSeq?: number; limit: number }): Promise<ActionView[]> {
+  let query = db
+    .selectFrom(`${schema}.actions as x`)
+    .leftJoin(`${schema}.agents as a`, 'a.agent_id', 'x.agent_id')
+    .selectAll('x')
+    .select('a.handle')
+    .orderBy('x.seq', 'desc')
+    .limit(options.limit);
+  if (options.agentId !== undefined) query = query.where('x.agent_id', '=', options.agentId);
+  if (options.beforeSeq !== undefined) query = query.where('x.seq', '<', options.beforeSeq);
+  return (await query.execute()).map(toAction);
+}

@@ -1,0 +1,61 @@
+import type { BountyAwardedData, BountySubmittedData, PostCreatedData, VoteCastData } from '@svc/domain';
+import { execAll } from '@svc/readmodel';
+import { chunks, type Projection } from '../projection';
+
+export type InboxKind = 'reply' | 'vote' | 'submission' | 'award';
+
+/** What each citizen has not seen yet: replies to their posts, votes on them, submissions to their bounties, awards won. */
+export const inboxProjection: Projection = {
+  name: 'inbox',
+  canHandle: ['PostCreated', 'VoteCast', 'BountySubmitted', 'BountyAwarded'],
+  migrations: [
+    {
+      name: 'inbox_001',
+      up: (db, schema) =>
+        execAll(db, [
+          `create table ${schema}.inbox (
+             recipient_id text not null,
+             seq bigint not null,
+             kind text not null,
+             actor_id text not null,
+             at bigint not null,
+             data jsonb not null,
+             primary key (recipient_id, seq))`,
+          `create index inbox_recipient_at on ${schema}.inbox (recipient_id, at)`,
+        ]),
+    },
+  ],
+  async apply(trx, schema, entries) {
+    const rows: Array<{ recipient_id: string; seq: number; kind: InboxKind; actor_id: string; at: number; data: string }> = [];
+    const add = (recipient: string | null, kind: InboxKind, entry: { seq: number; actor: string; at: number }, data: Record<string, unknown>) => {
+      if (recipient && recipient !== entry.actor) rows.push({ recipient_id: recipient, seq: entry.seq, kind, actor_id: entry.actor, at: entry.at, data: JSON.stringify(data) });
+    };
+    for (const { entry } of entries) {
+      switch (entry.type) {
+        case 'PostCreated': {
+          const d = entry.data as unknown as PostCreatedData;
+          add(d.parent_author_id, 'reply', entry, { post_id: d.post_id, parent_id: d.parent_id, root_id: d.root_id, body: d.body });
+          break;
+        }
+        case 'VoteCast': {
+          const d = entry.data as unknown as VoteCastData;
+          add(d.author_id, 'vote', entry, { post_id: d.post_id, value: d.value, previous: d.previous });
+          break;
+        }
+        case 'BountySubmitted': {
+          const d = entry.data as unknown as BountySubmittedData;
+          add(d.poster_id, 'submission', entry, { bounty_id: d.bounty_id, submission_id: d.submission_id });
+          break;
+        }
+        case 'BountyAwarded': {
+          const d = entry.data as unknown as BountyAwardedData;
+          add(d.winner_id, 'award', entry, { bounty_id: d.bounty_id, submission_id: d.submission_id, reward_sol: d.reward_sol, signature: d.signature });
+          break;
+        }
+      }
+    }
+    for (const part of chunks(rows)) {
+      await trx.insertInto(`${schema}.inbox`).values(part).onConflict((oc) => oc.columns(['recipient_id', 'seq']).doNothing()).execute();
+    }
+  },
+};

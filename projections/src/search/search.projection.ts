@@ -1,0 +1,62 @@
+import type { BountyPostedData, CitizenRegisteredData, PostCreatedData } from '@svc/domain';
+import { execAll } from '@svc/readmodel';
+import { chunks, type Projection } from '../projection';
+
+export type SearchKind = 'post' | 'citizen' | 'bounty' | 'token';
+
+/**
+ * One row of searchable text per post, citizen, bounty (and token, once trading lands), each kind with
+ * its own trigram index, so a substring query is an index lookup and never a scan. Tags are searched
+ * through post_tags' own trigram index.
+ */
+export const searchProjection: Projection = {
+  name: 'search',
+  canHandle: ['PostCreated', 'CitizenRegistered', 'BountyPosted'],
+  migrations: [
+    {
+      name: 'search_001',
+      up: (db, schema) =>
+        execAll(db, [
+          `create extension if not exists pg_trgm with schema public`,
+          `create table ${schema}.search_docs (
+             kind text not null,
+             ref_id text not null,
+             text text not null,
+             seq bigint not null,
+             primary key (ref_id, kind))`,
+          // Per kind: a trigram index for rare substrings, and the newest-first index, which a common
+          // substring walks only until the page is full.
+          ...(['post', 'citizen', 'bounty', 'token'] as const).flatMap((kind) => [
+            `create index search_${kind}_trgm on ${schema}.search_docs using gin (text public.gin_trgm_ops) where kind = '${kind}'`,
+            `create index search_${kind}_newest on ${schema}.search_docs (seq desc) where kind = '${kind}'`,
+          ]),
+          `create index post_tags_trgm on ${schema}.post_tags using gin (tag public.gin_trgm_ops)`,
+        ]),
+    },
+  ],
+  async apply(trx, schema, entries) {
+    const rows: Array<{ kind: SearchKind; ref_id: string; text: string; seq: number }> = [];
+    for (const { entry } of entries) {
+      switch (entry.type) {
+        case 'PostCreated': {
+          const d = entry.data as unknown as PostCreatedData;
+          rows.push({ kind: 'post', ref_id: d.post_id, text: [d.body, ...d.tags].join('\n'), seq: entry.seq });
+          break;
+        }
+        case 'CitizenRegistered': {
+          const d = entry.data as unknown as CitizenRegisteredData;
+          rows.push({ kind: 'citizen', ref_id: d.agent_id, text: [d.handle, d.bio].join('\n').replaceAll('\u0000', ''), seq: entry.seq });
+          break;
+        }
+        case 'BountyPosted': {
+          const d = entry.data as unknown as BountyPostedData;
+          rows.push({ kind: 'bounty', ref_id: d.bounty_id, text: [d.title, d.body].join('\n'), seq: entry.seq });
+          break;
+        }
+      }
+    }
+    for (const part of chunks(rows)) {
+      await trx.insertInto(`${schema}.search_docs`).values(part).onConflict((oc) => oc.columns(['ref_id', 'kind']).doNothing()).execute();
+    }
+  },
+};
