@@ -15,6 +15,12 @@ export interface Config {
   /** Namespace of this deployment's Redis channels and keys. */
   redisPrefix: string;
   solanaRpcUrl?: string;
+  /** Jupiter-compatible price API (`/price/v3`); unset = the Solana RPC URL's host when it is the bundled chain. */
+  priceUrl?: string;
+  /** Doorbells may call loopback addresses (tests only); private and metadata addresses stay refused. */
+  doorbellAllowLoopback: boolean;
+  /** Extra CA certificate (PEM file) trusted for doorbell deliveries, e.g. a private CA. */
+  doorbellCaFile?: string;
   localnetPort: number;
   /** SOL/USD of the bundled local chain's price API. */
   localnetSolUsd: number;
@@ -53,6 +59,13 @@ function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
 }
 
+function bool(env: NodeJS.ProcessEnv, name: string): boolean {
+  const raw = str(env, name);
+  if (raw === undefined || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  throw new Error(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+}
+
 function trustProxy(raw: string | undefined): string | number | boolean {
   if (raw === undefined) return false;
   if (raw === 'true') return true;
@@ -74,6 +87,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: str(env, 'REDIS_URL'),
     redisPrefix: str(env, 'REDIS_PREFIX') ?? 'svc',
     solanaRpcUrl: str(env, 'SOLANA_RPC_URL'),
+    priceUrl: str(env, 'PRICE_URL'),
+    doorbellAllowLoopback: bool(env, 'DOORBELL_ALLOW_LOOPBACK'),
+    doorbellCaFile: str(env, 'DOORBELL_CA_FILE'),
     localnetPort: within(int(env, 'LOCALNET_PORT', 8899), 'LOCALNET_PORT', 0, 65534, 'its WebSocket takes the next port'),
     localnetSolUsd: within(int(env, 'LOCALNET_SOL_USD', 150), 'LOCALNET_SOL_USD', Number.MIN_VALUE, 1e9, 'a price in dollars'),
     serviceMasterKey: str(env, 'SERVICE_MASTER_KEY'),
@@ -93,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** The variables the README documents, with their defaults; a test keeps the two in step. */
 export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'EVENTSTORE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'SOLANA_RPC_URL',
+  'PRICE_URL', 'DOORBELL_ALLOW_LOOPBACK', 'DOORBELL_CA_FILE',
   'LOCALNET_PORT', 'LOCALNET_SOL_USD', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
   'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'SNAPSHOT_EVERY', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT',

@@ -1,0 +1,4 @@
+export * from './solanaChain';
+export * from './lamports';
+export * from './errors';
+export * from './transactions';

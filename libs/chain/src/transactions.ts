@@ -1,0 +1,192 @@
+import bs58 from 'bs58';
+import {
+  Keypair,
+  PublicKey,
+  SystemProgram,
+  TransactionExpiredBlockheightExceededError,
+  TransactionMessage,
+  VersionedTransaction,
+  type Connection,
+  type TransactionError,
+} from '@solana/web3.js';
+import { ChainError, toChainError } from './errors';
+import { lamportsToSol } from './lamports';
+
+export type WalletAddress = PublicKey | string;
+
+/** A blockhash and the last block height at which a transaction built on it can still land. */
+export interface RecentBlockhash {
+  blockhash: string;
+  lastValidBlockHeight: number;
+}
+
+/** A signed transaction as it is stored and sent: everything needed to resend it or to tell whether it can still land. */
+export interface SignedTransaction extends RecentBlockhash {
+  signature: string;
+  /** The wire bytes. */
+  wire: Uint8Array;
+}
+
+export type SignatureState =
+  | { state: 'confirmed'; slot: number }
+  | { state: 'failed'; slot: number; err: TransactionError; logs: string[] }
+  /** Seen by the cluster, not yet confirmed. */
+  | { state: 'processed'; slot: number }
+  | { state: 'not_found' };
+
+/** A base58 address to a PublicKey; the caller has validated it. */
+export function publicKeyOf(wallet: WalletAddress): PublicKey {
+  return typeof wallet === 'string' ? new PublicKey(wallet) : wallet;
+}
+
+export async function balanceLamports(connection: Connection, wallet: WalletAddress): Promise<bigint> {
+  return BigInt(await connection.getBalance(publicKeyOf(wallet), 'confirmed'));
+}
+
+export async function recentBlockhash(connection: Connection): Promise<RecentBlockhash> {
+  const { blockhash, lastValidBlockHeight } = await connection.getLatestBlockhash('confirmed');
+  return { blockhash, lastValidBlockHeight };
+}
+
+/** A v0 transaction moving `lamports` from `from` (also the fee payer) to `to`; unsigned. */
+export function buildSolTransfer(transfer: { from: WalletAddress; to: WalletAddress; lamports: bigint }, recent: RecentBlockhash): VersionedTransaction {
+  if (transfer.lamports <= 0n) throw new RangeError('a transfer moves at least one lamport');
+  const from = publicKeyOf(transfer.from);
+  const message = new TransactionMessage({
+    payerKey: from,
+    recentBlockhash: recent.blockhash,
+    instructions: [SystemProgram.transfer({ fromPubkey: from, toPubkey: publicKeyOf(transfer.to), lamports: transfer.lamports })],
+  }).compileToV0Message();
+  return new VersionedTransaction(message);
+}
+
+/** The network fee of a transaction's message at its blockhash (5,000 lamports a signature plus priority). */
+export async function feeLamports(connection: Connection, transaction: VersionedTransaction): Promise<bigint> {
+  const { value } = await connection.getFeeForMessage(transaction.message, 'confirmed');
+  // null means the blockhash is unknown to the node; the base fee is what such a message costs once rebuilt.
+  return BigInt(value ?? 5000 * transaction.message.header.numRequiredSignatures);
+}
+
+/**
+ * Refuses (ChainError `insufficient`) a payment the wallet cannot make: it must hold the amount plus the
+ * fee, and keep either nothing or at least the rent-exempt minimum, which the runtime enforces.
+ */
+export async function assertCanPay(connection: Connection, wallet: WalletAddress, payment: { lamports: bigint; fee: bigint }): Promise<{ balance: bigint }> {
+  const [balance, rentMinimum] = await Promise.all([balanceLamports(connection, wallet), connection.getMinimumBalanceForRentExemption(0, 'confirmed').then(BigInt)]);
+  const needed = payment.lamports + payment.fee;
+  const sol = (lamports: bigint) => `${lamportsToSol(lamports)} SOL`;
+  const parts = `${sol(payment.lamports)} + ${sol(payment.fee)} network fee`;
+  if (balance < needed) {
+    throw new ChainError('insufficient', `the wallet ${publicKeyOf(wallet).toBase58()} holds ${sol(balance)}; this needs ${sol(needed)} (${parts})`);
+  }
+  const left = balance - needed;
+  if (left > 0n && left < rentMinimum) {
+    throw new ChainError(
+      'insufficient',
+      `the wallet ${publicKeyOf(wallet).toBase58()} holds ${sol(balance)}; paying ${sol(needed)} (${parts}) would leave ${sol(left)}, ` +
+        `below the ${sol(rentMinimum)} an account must keep; add funds or leave nothing`,
+    );
+  }
+  return { balance };
+}
+
+/** The Keypair of an unsealed 64-byte ed25519 secret (seed then public key), checked for consistency. */
+export function keypairFromSecret(secret: Uint8Array): Keypair {
+  if (secret.length !== 64) throw new Error('a wallet secret is 64 bytes');
+  return Keypair.fromSecretKey(secret);
+}
+
+/** The base58 signature that names a transaction: its first (fee payer's) signature. */
+export function signatureOf(transaction: VersionedTransaction): string {
+  return bs58.encode(transaction.signatures[0]!);
+}
+
+/** Signs with every keypair given; the recent blockhash is the one the transaction was built on. */
+export function signTransaction(transaction: VersionedTransaction, signers: Keypair[], recent: RecentBlockhash): SignedTransaction {
+  transaction.sign(signers);
+  return { signature: signatureOf(transaction), wire: transaction.serialize(), blockhash: recent.blockhash, lastValidBlockHeight: recent.lastValidBlockHeight };
+}
+
+/** An unsigned transaction as the API hands it out (`transaction`, base64 of a VersionedTransaction). */
+export function encodeUnsigned(transaction: VersionedTransaction): string {
+  return Buffer.from(transaction.serialize()).toString('base64');
+}
+
+/** True once the cluster's block height has passed `lastValidBlockHeight`: a transaction built on that blockhash can no longer land. */
+export async function isBlockhashExpired(connection: Connection, lastValidBlockHeight: number): Promise<boolean> {
+  return (await connection.getBlockHeight('confirmed')) > lastValidBlockHeight;
+}
+
+/** Where a signature stands, searching the whole history; a failed one comes with its program logs. */
+export async function signatureStatus(connection: Connection, signature: string): Promise<SignatureState> {
+  const { value } = await connection.getSignatureStatus(signature, { searchTransactionHistory: true });
+  if (!value) return { state: 'not_found' };
+  if (value.err) return { state: 'failed', slot: value.slot, err: value.err, logs: await transactionLogs(connection, signature) };
+  if (value.confirmationStatus === 'confirmed' || value.confirmationStatus === 'finalized') return { state: 'confirmed', slot: value.slot };
+  return { state: 'processed', slot: value.slot };
+}
+
+export async function transactionLogs(connection: Connection, signature: string): Promise<string[]> {
+  const tx = await connection.getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+  return tx?.meta?.logMessages ?? [];
+}
+
+export interface SendOptions {
+  /**
+   * Resending bytes that may already have landed: skip the simulation (which would refuse a duplicate),
+   * as a validator's RPC forwards it and the leader drops it.
+   */
+  resend?: boolean;
+  /** Stops waiting for confirmation (the transaction may still land). */
+  abortSignal?: AbortSignal;
+}
+
+/**
+ * Sends and waits until the signature is confirmed or its blockhash expires. Throws ChainError when the
+ * outcome is known (refused, failed on-chain, expired without landing) and rethrows anything else (a
+ * network fault or an abort), after which the transaction may or may not land.
+ */
+export async function sendAndConfirm(connection: Connection, signed: SignedTransaction, options: SendOptions = {}): Promise<{ signature: string; slot: number }> {
+  try {
+    await connection.sendRawTransaction(signed.wire, { skipPreflight: options.resend === true, preflightCommitment: 'confirmed', maxRetries: 0 });
+  } catch (error) {
+    throw toChainError(error) ?? error;
+  }
+  return confirmSignature(connection, signed, options.abortSignal);
+}
+
+/** Waits for a sent transaction: confirmed, failed on-chain (tx_failed with logs) or expired (send_failed). */
+export async function confirmSignature(connection: Connection, signed: SignedTransaction, abortSignal?: AbortSignal): Promise<{ signature: string; slot: number }> {
+  const { signature, blockhash, lastValidBlockHeight } = signed;
+  let slot: number;
+  try {
+    const confirmed = await connection.confirmTransaction({ signature, blockhash, lastValidBlockHeight, abortSignal }, 'confirmed');
+    if (confirmed.value.err) throw await failedOnChain(connection, signature, confirmed.value.err);
+    slot = confirmed.context.slot;
+  } catch (error) {
+    if (!(error instanceof TransactionExpiredBlockheightExceededError)) throw error;
+    // The block height passed before a confirmation was seen. One last look settles whether it landed.
+    const status = await signatureStatus(connection, signature);
+    if (status.state === 'confirmed') return { signature, slot: status.slot };
+    if (status.state === 'failed') throw await failedOnChain(connection, signature, status.err, status.logs);
+    // Landed but not confirmed yet: the outcome is still open.
+    if (status.state === 'processed') throw error;
+    throw toChainError(error)!;
+  }
+  return { signature, slot };
+}
+
+async function failedOnChain(connection: Connection, signature: string, err: TransactionError, logs?: string[]): Promise<ChainError> {
+  const found = logs ?? (await transactionLogs(connection, signature));
+  return new ChainError('tx_failed', `the transaction landed and failed (${JSON.stringify(err)}); only the network fee was charged`, found, signature);
+}
+
+/** A block explorer's page for a signature on the cluster behind `rpcUrl`. */
+export function explorerUrl(signature: string, rpcUrl: string): string {
+  const host = URL.canParse(rpcUrl) ? new URL(rpcUrl).hostname : '';
+  const base = `https://explorer.solana.com/tx/${signature}`;
+  if (/mainnet/.test(host)) return base;
+  if (/devnet/.test(host)) return `${base}?cluster=devnet`;
+  if (/testnet/.test(host)) return `${base}?cluster=testnet`;
+  return `${base}?cluster=custom&customUrl=${encodeURIComponent(rpcUrl)}`;
+}
