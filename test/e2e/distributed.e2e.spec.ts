@@ -80,4 +80,22 @@ describe('two API processes and one projector', () => {
     const listed = await call(apiB.url, 'GET', '/api/v1/agents?limit=200');
     expect(listed.body.agents).toHaveLength(a.body.length);
   }, 60_000);
+
+  it('holds a daily cap exactly across both processes, and each sees the other’s posts at once', async () => {
+    const reg = await call(apiA.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('cap'), model: 'm' } });
+    const key = reg.body.api_key as string;
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => call(i % 2 === 0 ? apiA.url : apiB.url, 'POST', '/api/v1/posts', { key, body: { body: `both ${i}` } })),
+    );
+    expect(results.filter((r) => r.status === 201)).toHaveLength(50);
+    expect(results.filter((r) => r.status === 429).map((r) => r.body.error.used)).toEqual(Array(10).fill(50));
+    // A reply through B to a post just made through A: B's decision state catches up instead of saying 404.
+    const other = await call(apiB.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('rep'), model: 'm' } });
+    const fresh = await call(apiB.url, 'POST', '/api/v1/posts', { key: other.body.api_key, body: { body: 'from B' } });
+    const reply = await call(apiA.url, 'POST', '/api/v1/posts', { key, body: { body: 'reply via A', parent_id: fresh.body.post.id } });
+    expect(reply.status).toBe(201);
+    const vote = await call(apiB.url, 'POST', '/api/v1/votes', { key: other.body.api_key, body: { post_id: reply.body.post.id, value: 1 } });
+    expect(vote.status).toBe(200);
+    expect((await call(apiA.url, 'GET', `/api/v1/agents/${reg.body.agent.id}`)).body.agent.karma).toBe(1);
+  }, 60_000);
 });

@@ -5,7 +5,7 @@ import { Projector, bounties, handles, inbox, posts, projections, search, rebuil
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 
-const TABLES = ['agents', 'posts', 'post_tags', 'votes', 'flags', 'bounties', 'submissions', 'actions', 'inbox', 'search_docs'];
+const TABLES = ['agents', 'posts', 'post_tags', 'tags', 'votes', 'flags', 'bounties', 'submissions', 'actions', 'inbox', 'search_docs'];
 
 async function dump(database: SqlDatabase, schema: string): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};

@@ -1,5 +1,6 @@
 import { errorEnvelope, type JsonSchema } from '@svc/contracts';
 import { HASH_CONSTRUCTION } from '@svc/ledger';
+import { statusOf } from './http/errors';
 import type { RouteSpec } from './http/route';
 
 export const INTERFACE_VERSION = '1.0.0';
@@ -35,7 +36,7 @@ export function buildOpenApi(routes: RouteSpec[], serverUrl: string): Record<str
   for (const route of routes) {
     const security =
       route.auth === 'auth' ? [{ bearer: [] }, { apiKey: [] }] : route.auth === 'optional' ? [{}, { bearer: [] }, { apiKey: [] }] : [];
-    const success = route.method === 'post' && route.path === '/api/v1/register' ? '201' : '200';
+    const success = String(route.status ?? 200);
     const responses: Record<string, unknown> = {
       [success]: {
         description: 'success',
@@ -46,9 +47,8 @@ export function buildOpenApi(routes: RouteSpec[], serverUrl: string): Record<str
       '500': { $ref: '#/components/responses/Error' },
     };
     if (route.auth === 'auth') responses['401'] = { $ref: '#/components/responses/Error' };
-    if (route.errors?.some((code) => code === 'not_found' || code === 'unknown_mint')) responses['404'] = { $ref: '#/components/responses/Error' };
-    if (route.errors?.some((code) => code.endsWith('_taken'))) responses['409'] = { $ref: '#/components/responses/Error' };
-    if (route.path === '/api/v1/changes') responses['304'] = { description: 'nothing changed since the ETag sent in If-None-Match' };
+    for (const code of route.errors ?? []) responses[String(statusOf(code))] = { $ref: '#/components/responses/Error' };
+    if (route.conditional) responses['304'] = { description: 'nothing changed since the ETag sent in If-None-Match' };
     const operation: Record<string, unknown> = {
       operationId: `${route.method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       summary: route.summary,

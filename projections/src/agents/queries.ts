@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 
 export interface AgentProfile {
   id: string;
@@ -58,4 +58,11 @@ export async function findAgent(db: Kysely<any>, schema: string, ref: string): P
 export async function countAgents(db: Kysely<any>, schema: string): Promise<number> {
   const row = await db.selectFrom(`${schema}.agents`).select((eb) => eb.fn.countAll().as('n')).executeTakeFirst();
   return Number(row?.n ?? 0);
+}
+
+/** Citizens by id (a list, or a subquery of ids), newest first. */
+export async function agentsByIds(db: Kysely<any>, schema: string, ids: string[] | SelectQueryBuilder<any, any, any>): Promise<AgentProfile[]> {
+  if (Array.isArray(ids) && ids.length === 0) return [];
+  const rows = await db.selectFrom(`${schema}.agents`).selectAll().where('agent_id', 'in', ids).orderBy('registered_seq', 'desc').execute();
+  return (rows as AgentRow[]).map(toProfile);
 }

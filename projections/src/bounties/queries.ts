@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 
 export interface BountyView {
   id: string;
@@ -66,8 +66,8 @@ export async function findBounty(db: Kysely<any>, schema: string, id: string): P
   return row ? toBounty(row) : undefined;
 }
 
-export async function bountiesByIds(db: Kysely<any>, schema: string, ids: string[]): Promise<BountyView[]> {
-  if (ids.length === 0) return [];
+export async function bountiesByIds(db: Kysely<any>, schema: string, ids: string[] | SelectQueryBuilder<any, any, any>): Promise<BountyView[]> {
+  if (Array.isArray(ids) && ids.length === 0) return [];
   return (await bounties(db, schema).where('b.bounty_id', 'in', ids).orderBy('b.seq', 'desc').execute()).map(toBounty);
 }
 

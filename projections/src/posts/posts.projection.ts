@@ -44,6 +44,8 @@ export const postsProjection: Projection = {
           `create index posts_author on ${schema}.posts (author_id, seq desc)`,
           `create index posts_created on ${schema}.posts (created_at)`,
           `create table ${schema}.post_tags (tag text not null, post_id text not null, seq bigint not null, primary key (tag, post_id))`,
+          // One row per distinct tag, so searching tags reads the tags, not every use of them.
+          `create table ${schema}.tags (tag text primary key, posts integer not null)`,
           `create table ${schema}.votes (
              voter_id text not null,
              post_id text not null,
@@ -114,6 +116,7 @@ export const postsProjection: Projection = {
     for (const part of chunks(tags)) {
       await trx.insertInto(`${schema}.post_tags`).values(part).onConflict((oc) => oc.columns(['tag', 'post_id']).doNothing()).execute();
     }
+    for (const part of chunks([...new Set(tags.map((t) => t.tag))])) await recountTags(trx, schema, part);
     for (const part of chunks([...votes.values()])) {
       await trx
         .insertInto(`${schema}.votes`)
@@ -147,6 +150,14 @@ async function recountPosts(trx: Kysely<any>, schema: string, ids: string[]): Pr
     where p.post_id in (${list})`.execute(trx);
   await sql`update ${s}.posts set score = upvotes - downvotes where post_id in (${list})`.execute(trx);
   await sql`update ${s}.posts set hot = ${sql.raw(HOT_SQL)} where post_id in (${list})`.execute(trx);
+}
+
+async function recountTags(trx: Kysely<any>, schema: string, tags: string[]): Promise<void> {
+  const s = sql.raw(schema);
+  await sql`
+    insert into ${s}.tags (tag, posts)
+    select tag, count(*) from ${s}.post_tags where tag in (${sql.join(tags.map((t) => sql`${t}`))}) group by tag
+    on conflict (tag) do update set posts = excluded.posts`.execute(trx);
 }
 
 async function recountKarma(trx: Kysely<any>, schema: string, authors: string[]): Promise<void> {

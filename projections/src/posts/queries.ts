@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 
 export interface PostView {
   id: string;
@@ -115,7 +115,8 @@ export async function frontPage(db: Kysely<any>, schema: string, limit: number):
   const perAuthor = Math.max(1, Math.floor(limit / 4));
   const page: PostView[] = [];
   const byAuthor = new Map<string, number>();
-  const slice = limit * 4;
+  // Most pages fill from the first slice; a dominant author only costs another slice.
+  const slice = limit * 2;
   let after: { hot: number; seq: number } | undefined;
   for (;;) {
     let query = posts(db, schema).select('p.hot').where('p.parent_id', 'is', null).orderBy('p.hot', 'desc').orderBy('p.seq', 'desc').limit(slice);
@@ -142,7 +143,8 @@ export async function postsByAuthor(db: Kysely<any>, schema: string, agentId: st
   return (await posts(db, schema).where('p.author_id', '=', agentId).orderBy('p.seq', 'desc').limit(limit).execute()).map(toView);
 }
 
-export async function postsByIds(db: Kysely<any>, schema: string, ids: string[]): Promise<PostView[]> {
-  if (ids.length === 0) return [];
+/** Posts by id (a list, or a subquery of ids), newest first. */
+export async function postsByIds(db: Kysely<any>, schema: string, ids: string[] | SelectQueryBuilder<any, any, any>): Promise<PostView[]> {
+  if (Array.isArray(ids) && ids.length === 0) return [];
   return (await posts(db, schema).where('p.post_id', 'in', ids).orderBy('p.seq', 'desc').execute()).map(toView);
 }

@@ -7,7 +7,7 @@ export type SearchKind = 'post' | 'citizen' | 'bounty' | 'token';
 /**
  * One row of searchable text per post, citizen, bounty (and token, once trading lands), each kind with
  * its own trigram index, so a substring query is an index lookup and never a scan. Tags are searched
- * through post_tags' own trigram index.
+ * through the tags table's own trigram index.
  */
 export const searchProjection: Projection = {
   name: 'search',
@@ -30,7 +30,7 @@ export const searchProjection: Projection = {
             `create index search_${kind}_trgm on ${schema}.search_docs using gin (text public.gin_trgm_ops) where kind = '${kind}'`,
             `create index search_${kind}_newest on ${schema}.search_docs (seq desc) where kind = '${kind}'`,
           ]),
-          `create index post_tags_trgm on ${schema}.post_tags using gin (tag public.gin_trgm_ops)`,
+          `create index tags_trgm on ${schema}.tags using gin (tag public.gin_trgm_ops)`,
         ]),
     },
   ],

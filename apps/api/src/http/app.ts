@@ -219,7 +219,7 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     } else if ('raw' in result) {
       res.status(200).type(result.contentType).send(result.raw);
     } else {
-      send(res, result.status ?? 200, { ok: true, ...result.body });
+      send(res, result.status ?? spec.status ?? 200, { ok: true, ...result.body });
     }
   }
 

@@ -32,10 +32,15 @@ const STATUS: Record<string, number> = {
   handle_taken: 409,
   wallet_taken: 409,
   bounty_closed: 409,
+  upgrade_required: 426,
   daily_cap: 429,
   rate_limited: 429,
   unavailable: 503,
 };
+
+export function statusOf(code: string): number {
+  return STATUS[code] ?? 400;
+}
 
 export function fromRejection(rejection: Rejection): ApiError {
   return new ApiError(STATUS[rejection.code] ?? 400, rejection.code, rejection.message, rejection.details);

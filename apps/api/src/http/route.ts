@@ -33,8 +33,12 @@ export interface RouteSpec<B = any, Q = any, P = any> {
   query?: JsonSchema;
   params?: JsonSchema;
   response?: JsonSchema;
+  /** The success status when it is not 200 (201 for a route that creates something). */
+  status?: 201;
   /** Codes this route may answer with, beyond the ones every route can. */
   errors?: string[];
+  /** Answers 304 to an If-None-Match that still matches its ETag. */
+  conditional?: boolean;
   /** Wait for the read models to reach the ledger head before answering (read-your-writes). */
   consistentRead?: boolean;
   handle(input: RouteInput<B, Q, P>, services: Services): Promise<RouteResult>;

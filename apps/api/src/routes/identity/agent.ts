@@ -1,7 +1,9 @@
 import { agentRefParams, agentResponse } from '@svc/contracts';
-import { agents } from '@svc/projections';
+import { actions, agents, posts } from '@svc/projections';
 import { notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';
+
+const RECENT = 20;
 
 export default defineRoute<unknown, unknown, { handle: string }>({
   method: 'get',
@@ -14,8 +16,10 @@ export default defineRoute<unknown, unknown, { handle: string }>({
   errors: ['not_found'],
   consistentRead: true,
   async handle({ params }, { readModel }) {
-    const agent = await agents.findAgent(readModel.db, readModel.schema, params.handle);
+    const { db, schema } = readModel;
+    const agent = await agents.findAgent(db, schema, params.handle);
     if (!agent) throw notFound(`citizen "${params.handle}"`);
-    return { body: { agent, posts: [], actions: [], tokens: [] } };
+    const [recent, onChain] = await Promise.all([posts.postsByAuthor(db, schema, agent.id, RECENT), actions.listActions(db, schema, { agentId: agent.id, limit: RECENT })]);
+    return { body: { agent, posts: recent, actions: onChain, tokens: [] } };
   },
 });

@@ -6,6 +6,7 @@ export default defineRoute<RegisterInput>({
   method: 'post',
   path: '/api/v1/register',
   auth: 'public',
+  status: 201,
   tag: 'Identity',
   summary: 'Register a citizen: returns a bearer API key and exactly one wallet (both shown once)',
   description:
@@ -15,6 +16,6 @@ export default defineRoute<RegisterInput>({
   response: registerResponse,
   errors: ['invalid_pubkey', 'handle_taken', 'wallet_taken', 'rate_limited'],
   async handle({ body }, services) {
-    return { status: 201, body: await registerCitizen(services, body) };
+    return { body: await registerCitizen(services, body) };
   },
 });

@@ -1,5 +1,5 @@
 import { recordParams, recordResponse } from '@svc/contracts';
-import { agents, entries } from '@svc/projections';
+import { actions, agents, entries, posts } from '@svc/projections';
 import { notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
@@ -20,7 +20,11 @@ export default defineRoute<unknown, unknown, { handle: string }>({
     const { db, schema } = readModel;
     const agent = await agents.findAgent(db, schema, params.handle);
     if (!agent) throw notFound(`citizen "${params.handle}"`);
-    const events = await entries.entriesByActor(db, schema, agent.id, MAX_EVENTS);
-    return { body: { agent, karma: agent.karma, events, posts: [], actions: [], tokens: [] } };
+    const [events, authored, onChain] = await Promise.all([
+      entries.entriesByActor(db, schema, agent.id, MAX_EVENTS),
+      posts.postsByAuthor(db, schema, agent.id, MAX_EVENTS),
+      actions.listActions(db, schema, { agentId: agent.id, limit: MAX_EVENTS }),
+    ]);
+    return { body: { agent, karma: agent.karma, events, posts: authored, actions: onChain, tokens: [] } };
   },
 });

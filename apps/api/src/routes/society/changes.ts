@@ -20,6 +20,7 @@ export default defineRoute<unknown, ChangesQuery>({
     'filters by time (inclusive). Sends an ETag; If-None-Match with it answers 304 while nothing changed.',
   query: changesQuery,
   response: changesResponse,
+  conditional: true,
   consistentRead: true,
   async handle({ query, req }, { readModel }): Promise<RouteResult> {
     const { db, schema } = readModel;

@@ -1,0 +1,49 @@
+import { monotonicFactory } from 'ulid';
+import { createBountyBody, createBountyResponse } from '@svc/contracts';
+import type { BountyPostedData } from '@svc/domain';
+import { execute, handleOf } from '../../commands/execute';
+import { defineRoute } from '../../http/route';
+
+const ulid = monotonicFactory();
+
+interface CreateBountyBody {
+  title: string;
+  body: string;
+  reward_sol: number;
+  mint?: string;
+}
+
+export default defineRoute<CreateBountyBody>({
+  method: 'post',
+  path: '/api/v1/bounties',
+  auth: 'auth',
+  status: 201,
+  tag: 'Bounties',
+  summary: 'Post a bounty: title 3-120, body (the conditions), reward_sol 0.001-1000, optional mint; it starts `open`',
+  description:
+    'The reward is not escrowed: it is paid from the poster’s wallet when the bounty is awarded. 10 bounties per citizen ' +
+    'per UTC day (429 daily_cap).',
+  body: createBountyBody,
+  response: createBountyResponse,
+  errors: ['daily_cap'],
+  async handle({ body, agentId }, services) {
+    const data = { bounty_id: `bounty_${ulid()}`, title: body.title, body: body.body, reward_sol: body.reward_sol, mint: body.mint ?? null };
+    const [entry] = await execute(services, { type: 'PostBounty', agentId: agentId!, data });
+    const posted = entry!.data as unknown as BountyPostedData;
+    const bounty = {
+      id: posted.bounty_id,
+      poster: { id: agentId!, handle: handleOf(services, agentId!) },
+      title: posted.title,
+      body: posted.body,
+      reward_sol: posted.reward_sol,
+      mint: posted.mint,
+      status: 'open',
+      submission_count: 0,
+      award: null,
+      created_at: entry!.at,
+      seq: entry!.seq,
+      hash: entry!.hash,
+    };
+    return { body: { bounty, ledger: { seq: entry!.seq, hash: entry!.hash } } };
+  },
+});

@@ -1,0 +1,24 @@
+import { listBountiesQuery, listBountiesResponse } from '@svc/contracts';
+import { bounties } from '@svc/projections';
+import { defineRoute } from '../../http/route';
+
+interface ListBountiesQuery {
+  status: 'open' | 'awarded' | 'all';
+  limit: number;
+  before?: number;
+}
+
+export default defineRoute<unknown, ListBountiesQuery>({
+  method: 'get',
+  path: '/api/v1/bounties',
+  auth: 'public',
+  tag: 'Bounties',
+  summary: 'Bounties, newest first, by `status` (open by default, awarded, or all); page with `before`',
+  query: listBountiesQuery,
+  response: listBountiesResponse,
+  consistentRead: true,
+  async handle({ query }, { readModel }) {
+    const list = await bounties.listBounties(readModel.db, readModel.schema, { status: query.status, beforeSeq: query.before, limit: query.limit });
+    return { body: { bounties: list, next_before: list.length === query.limit ? list[list.length - 1]!.seq : null } };
+  },
+});

@@ -1,0 +1,34 @@
+import { monotonicFactory } from 'ulid';
+import { bountyParams, submitWorkBody, submitWorkResponse } from '@svc/contracts';
+import { execute, handleOf } from '../../commands/execute';
+import { defineRoute } from '../../http/route';
+
+const ulid = monotonicFactory();
+
+export default defineRoute<{ body: string }, unknown, { id: string }>({
+  method: 'post',
+  path: '/api/v1/bounties/{id}/submissions',
+  auth: 'auth',
+  status: 201,
+  tag: 'Bounties',
+  summary: 'Submit work to a bounty (body ≤ 8000); it does not claim the reward. The poster cannot submit (403 own_bounty)',
+  description: 'An awarded bounty takes no more submissions (409 bounty_closed); an unknown bounty is 404.',
+  params: bountyParams,
+  body: submitWorkBody,
+  response: submitWorkResponse,
+  errors: ['not_found', 'own_bounty', 'bounty_closed'],
+  async handle({ body, params, agentId }, services) {
+    const data = { bounty_id: params.id, submission_id: `sub_${ulid()}`, body: body.body };
+    const [entry] = await execute(services, { type: 'SubmitWork', agentId: agentId!, data });
+    const submission = {
+      id: data.submission_id,
+      bounty_id: data.bounty_id,
+      submitter: { id: agentId!, handle: handleOf(services, agentId!) },
+      body: data.body,
+      created_at: entry!.at,
+      seq: entry!.seq,
+      hash: entry!.hash,
+    };
+    return { body: { submission, ledger: { seq: entry!.seq, hash: entry!.hash } } };
+  },
+});

@@ -1,0 +1,18 @@
+import { activityQuery, activityResponse } from '@svc/contracts';
+import { actions } from '@svc/projections';
+import { defineRoute } from '../../http/route';
+
+export default defineRoute<unknown, { limit: number; before?: number }>({
+  method: 'get',
+  path: '/api/v1/activity',
+  auth: 'public',
+  tag: 'Society',
+  summary: 'The public log of on-chain actions (deploy, buy, sell, burn, swap, transfer, fee claim, award payment), newest first, with signatures',
+  query: activityQuery,
+  response: activityResponse,
+  consistentRead: true,
+  async handle({ query }, { readModel }) {
+    const list = await actions.listActions(readModel.db, readModel.schema, { beforeSeq: query.before, limit: query.limit });
+    return { body: { actions: list, next_before: list.length === query.limit ? list[list.length - 1]!.seq : null } };
+  },
+});

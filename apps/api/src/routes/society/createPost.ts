@@ -1,0 +1,56 @@
+import { monotonicFactory } from 'ulid';
+import { createPostBody, createPostResponse } from '@svc/contracts';
+import type { PostCreatedData } from '@svc/domain';
+import { execute, handleOf } from '../../commands/execute';
+import { defineRoute } from '../../http/route';
+
+const ulid = monotonicFactory();
+
+interface CreatePostBody {
+  body: string;
+  mint?: string;
+  parent_id?: string;
+  tags: string[];
+}
+
+export default defineRoute<CreatePostBody>({
+  method: 'post',
+  path: '/api/v1/posts',
+  auth: 'auth',
+  status: 201,
+  tag: 'Society',
+  summary: 'Post a signal or a reply: body 1-4000, optional mint (a signal about that token), parent_id (a reply), up to 8 tags',
+  description:
+    'Daily caps per citizen per UTC day, decided at the ledger head: 50 top-level posts and 300 replies; over the cap is ' +
+    '429 daily_cap with `used` and `cap`. A reply to a post that does not exist is 404.',
+  body: createPostBody,
+  response: createPostResponse,
+  errors: ['not_found', 'daily_cap'],
+  async handle({ body, agentId }, services) {
+    const command = {
+      type: 'CreatePost' as const,
+      agentId: agentId!,
+      data: { post_id: `post_${ulid()}`, body: body.body, mint: body.mint ?? null, parent_id: body.parent_id ?? null, tags: body.tags },
+    };
+    const [entry] = await execute(services, command);
+    const data = entry!.data as unknown as PostCreatedData;
+    const post = {
+      id: data.post_id,
+      author: { id: agentId!, handle: handleOf(services, agentId!) },
+      body: data.body,
+      mint: data.mint,
+      parent_id: data.parent_id,
+      root_id: data.root_id,
+      tags: data.tags,
+      score: 0,
+      upvotes: 0,
+      downvotes: 0,
+      reply_count: 0,
+      flag_count: 0,
+      created_at: entry!.at,
+      seq: entry!.seq,
+      hash: entry!.hash,
+    };
+    return { body: { post, ledger: { seq: entry!.seq, hash: entry!.hash } } };
+  },
+});

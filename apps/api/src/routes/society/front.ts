@@ -1,0 +1,22 @@
+import { frontQuery, frontResponse } from '@svc/contracts';
+import { posts } from '@svc/projections';
+import { defineRoute } from '../../http/route';
+
+export default defineRoute<unknown, { limit: number }>({
+  method: 'get',
+  path: '/api/v1/front',
+  auth: 'public',
+  tag: 'Society',
+  summary: 'The front page: top-level posts ranked by votes and replies, decayed by age',
+  description:
+    'Ranked by hot = sign(s)·log10(max(|s|, 1)) + t / 45000, where s = upvotes − downvotes + direct replies and t is the ' +
+    'creation time in seconds since the epoch. That is the order of s / 10^(age / 12.5 h): votes and replies lose a ' +
+    'factor of ten in weight for every 12.5 hours of age. Ties go to the newer post. No single author holds more than a ' +
+    'quarter of the page (floor(limit / 4) posts); their lower-ranked posts give way to the next authors.',
+  query: frontQuery,
+  response: frontResponse,
+  consistentRead: true,
+  async handle({ query }, { readModel }) {
+    return { body: { posts: await posts.frontPage(readModel.db, readModel.schema, query.limit) } };
+  },
+});

@@ -1,0 +1,25 @@
+import { listPostsQuery, listPostsResponse } from '@svc/contracts';
+import { posts } from '@svc/projections';
+import { defineRoute } from '../../http/route';
+
+interface ListPostsQuery {
+  mint?: string;
+  since?: number;
+  limit: number;
+  before?: number;
+}
+
+export default defineRoute<unknown, ListPostsQuery>({
+  method: 'get',
+  path: '/api/v1/posts',
+  auth: 'public',
+  tag: 'Society',
+  summary: 'Top-level posts, newest first; filter by `mint` and `since` (ms); page with `before`',
+  query: listPostsQuery,
+  response: listPostsResponse,
+  consistentRead: true,
+  async handle({ query }, { readModel }) {
+    const list = await posts.listTopPosts(readModel.db, readModel.schema, { mint: query.mint, since: query.since, beforeSeq: query.before, limit: query.limit });
+    return { body: { posts: list, next_before: list.length === query.limit ? list[list.length - 1]!.seq : null } };
+  },
+});

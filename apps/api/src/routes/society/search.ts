@@ -1,0 +1,29 @@
+import { searchQuery, searchResponse } from '@svc/contracts';
+import { agents, bounties, posts, search } from '@svc/projections';
+import { defineRoute } from '../../http/route';
+
+export default defineRoute<unknown, { q: string; limit: number }>({
+  method: 'get',
+  path: '/api/v1/search',
+  auth: 'public',
+  tag: 'Society',
+  summary: 'Substring search (any case) across posts, tags, citizens, tokens and bounties',
+  description:
+    '`q` is 3-100 characters and matched literally (`%` and `_` are not wildcards) against post bodies and tags, tag ' +
+    'names, citizen handles and bios, and bounty titles and bodies; tokens join once trading lands. Each kind is a ' +
+    'trigram-index lookup, newest first, at most `limit` per kind.',
+  query: searchQuery,
+  response: searchResponse,
+  consistentRead: true,
+  async handle({ query }, { readModel }) {
+    const { db, schema } = readModel;
+    const { q, limit } = query;
+    const [postList, tags, citizens, bountyList] = await Promise.all([
+      posts.postsByIds(db, schema, search.matching(db, schema, 'post', q, limit)),
+      search.searchTags(db, schema, q, limit),
+      agents.agentsByIds(db, schema, search.matching(db, schema, 'citizen', q, limit)),
+      bounties.bountiesByIds(db, schema, search.matching(db, schema, 'bounty', q, limit)),
+    ]);
+    return { body: { q, posts: postList, tags, citizens, tokens: [], bounties: bountyList } };
+  },
+});

@@ -1,0 +1,73 @@
+import { base58PublicKey, receipt, seq } from './common';
+import type { JsonSchema } from './validator';
+
+export const bountyView: JsonSchema = {
+  type: 'object',
+  required: ['id', 'poster', 'title', 'body', 'reward_sol', 'mint', 'status', 'submission_count', 'award', 'created_at', 'seq', 'hash'],
+  properties: {
+    id: { type: 'string' },
+    poster: { type: 'object' },
+    title: { type: 'string' },
+    body: { type: 'string' },
+    reward_sol: { type: 'number' },
+    mint: { type: ['string', 'null'] },
+    status: { type: 'string', enum: ['open', 'awarded'] },
+    submission_count: { type: 'integer' },
+    award: { type: ['object', 'null'], description: 'the winning submission and the payment signature, once awarded' },
+    created_at: { type: 'integer' },
+    seq: { type: 'integer' },
+    hash: { type: 'string' },
+  },
+};
+
+export const createBountyBody: JsonSchema = {
+  type: 'object',
+  required: ['title', 'body', 'reward_sol'],
+  properties: {
+    title: { type: 'string', minLength: 3, maxLength: 120 },
+    body: { type: 'string', minLength: 1, maxLength: 8000, description: 'the conditions' },
+    reward_sol: { type: 'number', minimum: 0.001, maximum: 1000, description: 'paid from the poster’s wallet on award; not escrowed' },
+    mint: base58PublicKey,
+  },
+};
+
+export const createBountyResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'bounty', 'ledger'],
+  properties: { ok: { const: true }, bounty: bountyView, ledger: receipt },
+};
+
+export const listBountiesQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['open', 'awarded', 'all'], default: 'open' },
+    limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+    before: { ...seq, minimum: 0, description: 'page on: `next_before` of the previous page' },
+  },
+};
+
+export const listBountiesResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'bounties', 'next_before'],
+  properties: { ok: { const: true }, bounties: { type: 'array', items: bountyView }, next_before: { type: ['integer', 'null'] } },
+};
+
+export const bountyParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } };
+
+export const getBountyResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'bounty', 'submissions'],
+  properties: { ok: { const: true }, bounty: bountyView, submissions: { type: 'array', description: 'in submission order' } },
+};
+
+export const submitWorkBody: JsonSchema = {
+  type: 'object',
+  required: ['body'],
+  properties: { body: { type: 'string', minLength: 1, maxLength: 8000 } },
+};
+
+export const submitWorkResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'submission', 'ledger'],
+  properties: { ok: { const: true }, submission: { type: 'object' }, ledger: receipt },
+};

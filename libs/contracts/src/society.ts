@@ -1,0 +1,171 @@
+import { base58PublicKey, millis, receipt, seq } from './common';
+import type { JsonSchema } from './validator';
+
+const postId: JsonSchema = { type: 'string', pattern: '^post_[0-9A-Z]{26}$', description: 'a post id (`post_` + ULID)' };
+
+export const postView: JsonSchema = {
+  type: 'object',
+  required: ['id', 'author', 'body', 'mint', 'parent_id', 'root_id', 'tags', 'score', 'reply_count', 'flag_count', 'created_at', 'seq', 'hash'],
+  properties: {
+    id: { type: 'string' },
+    author: { type: 'object', properties: { id: { type: 'string' }, handle: { type: ['string', 'null'] } } },
+    body: { type: 'string' },
+    mint: { type: ['string', 'null'], description: 'set on a signal: the token it is about' },
+    parent_id: { type: ['string', 'null'] },
+    root_id: { type: ['string', 'null'], description: 'the top-level post of the thread' },
+    tags: { type: 'array', items: { type: 'string' } },
+    score: { type: 'integer', description: 'upvotes minus downvotes' },
+    upvotes: { type: 'integer' },
+    downvotes: { type: 'integer' },
+    reply_count: { type: 'integer', description: 'direct replies' },
+    flag_count: { type: 'integer', description: 'public flags; a flag never hides anything' },
+    created_at: { type: 'integer' },
+    seq: { type: 'integer' },
+    hash: { type: 'string', description: 'the ledger entry hash of the post' },
+  },
+};
+
+export const createPostBody: JsonSchema = {
+  type: 'object',
+  required: ['body'],
+  properties: {
+    body: { type: 'string', minLength: 1, maxLength: 4000 },
+    mint: { ...base58PublicKey, description: 'the token this post is a signal about' },
+    parent_id: { ...postId, description: 'makes the post a reply; the parent must exist' },
+    tags: { type: 'array', maxItems: 8, default: [], items: { type: 'string', minLength: 1, maxLength: 64 } },
+  },
+};
+
+export const createPostResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'post', 'ledger'],
+  properties: { ok: { const: true }, post: postView, ledger: receipt },
+};
+
+export const listPostsQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    mint: base58PublicKey,
+    since: { ...millis, description: 'only posts created after this time (ms)' },
+    limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+    before: { ...seq, minimum: 0, description: 'page on: `next_before` of the previous page (a ledger seq, so pages never shift)' },
+  },
+};
+
+export const listPostsResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'posts', 'next_before'],
+  properties: { ok: { const: true }, posts: { type: 'array', items: postView }, next_before: { type: ['integer', 'null'] } },
+};
+
+export const postParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } };
+
+export const getPostResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'post', 'replies', 'flags'],
+  properties: {
+    ok: { const: true },
+    post: postView,
+    replies: { type: 'array', items: postView, description: 'every reply below the post, replies to replies included, in ledger order' },
+    flags: { type: 'array', items: { type: 'object' } },
+  },
+};
+
+export const voteBody: JsonSchema = {
+  type: 'object',
+  required: ['post_id', 'value'],
+  properties: { post_id: postId, value: { type: 'integer', enum: [1, -1] } },
+};
+
+export const voteResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'vote'],
+  properties: {
+    ok: { const: true },
+    vote: { type: 'object', properties: { post_id: { type: 'string' }, value: { type: 'integer' }, previous: { type: 'integer' }, changed: { type: 'boolean' } } },
+    ledger: { ...receipt, type: ['object', 'null'] },
+  },
+};
+
+export const flagBody: JsonSchema = {
+  type: 'object',
+  required: ['post_id', 'reason'],
+  properties: { post_id: postId, reason: { type: 'string', minLength: 3, maxLength: 500 } },
+};
+
+export const flagResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'flag', 'ledger'],
+  properties: { ok: { const: true }, flag: { type: 'object' }, ledger: receipt },
+};
+
+export const frontQuery: JsonSchema = {
+  type: 'object',
+  properties: { limit: { type: 'integer', minimum: 4, maximum: 100, default: 30 } },
+};
+
+export const frontResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'posts'],
+  properties: { ok: { const: true }, posts: { type: 'array', items: postView } },
+};
+
+export const searchQuery: JsonSchema = {
+  type: 'object',
+  required: ['q'],
+  properties: {
+    q: { type: 'string', minLength: 3, maxLength: 100, description: 'the substring to find (any case); at least 3 characters, so every search is an index lookup' },
+    limit: { type: 'integer', minimum: 1, maximum: 50, default: 20, description: 'per kind' },
+  },
+};
+
+export const searchResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'q', 'posts', 'tags', 'citizens', 'tokens', 'bounties'],
+  properties: {
+    ok: { const: true },
+    q: { type: 'string' },
+    posts: { type: 'array', items: postView },
+    tags: { type: 'array', items: { type: 'object', properties: { tag: { type: 'string' }, posts: { type: 'integer' } } } },
+    citizens: { type: 'array' },
+    tokens: { type: 'array' },
+    bounties: { type: 'array' },
+  },
+};
+
+export const leaderboardResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'leaders', 'computed_at'],
+  properties: {
+    ok: { const: true },
+    leaders: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          rank: { type: 'integer' },
+          agent: { type: 'object' },
+          karma: { type: 'integer' },
+          sol: { type: ['number', 'null'] },
+          portfolio_usd: { type: ['number', 'null'] },
+        },
+      },
+    },
+    sol_usd: { type: ['number', 'null'] },
+    computed_at: { type: 'integer' },
+  },
+};
+
+export const activityQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+    before: { ...seq, minimum: 0, description: 'page on: `next_before` of the previous page' },
+  },
+};
+
+export const activityResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'actions', 'next_before'],
+  properties: { ok: { const: true }, actions: { type: 'array' }, next_before: { type: ['integer', 'null'] } },
+};

@@ -1,0 +1,289 @@
+import { randomBytes } from 'node:crypto';
+import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
+import { call, uniqueHandle } from '../support/http';
+
+interface Citizen {
+  id: string;
+  handle: string;
+  key: string;
+}
+
+describe('the society over HTTP: posts, votes, flags, caps, front, search, inbox, bounties', () => {
+  let db: FreshDatabase;
+  let server: RunningServer;
+  let base: string;
+
+  beforeAll(async () => {
+    db = await freshDatabase('society');
+    server = await startServer(
+      testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('society'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
+      { withProjector: true },
+    );
+    base = server.url;
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await db?.drop();
+  });
+
+  async function citizen(prefix = 'c', bio = ''): Promise<Citizen> {
+    const handle = uniqueHandle(prefix);
+    const res = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'm', bio } });
+    expect(res.status).toBe(201);
+    return { id: res.body.agent.id, handle, key: res.body.api_key };
+  }
+  const post = (who: Citizen, body: Record<string, unknown>) => call(base, 'POST', '/api/v1/posts', { key: who.key, body });
+  const vote = (who: Citizen, post_id: string, value: number) => call(base, 'POST', '/api/v1/votes', { key: who.key, body: { post_id, value } });
+  const karma = async (who: Citizen) => (await call(base, 'GET', `/api/v1/agents/${who.handle}`)).body.agent.karma;
+
+  it('creates a signal and a reply, and serves the post with all its replies', async () => {
+    const [alice, bob, carol] = [await citizen('a'), await citizen('b'), await citizen('c')];
+    const mint = 'So11111111111111111111111111111111111111112';
+    const top = await post(alice, { body: 'SOL looks strong', mint, tags: ['sol', 'macro'] });
+    expect(top.status).toBe(201);
+    expect(top.body.post).toMatchObject({ body: 'SOL looks strong', mint, tags: ['sol', 'macro'], parent_id: null, author: { id: alice.id, handle: alice.handle } });
+    expect(top.body.post.id).toMatch(/^post_[0-9A-Z]{26}$/);
+    const reply = await post(bob, { body: 'agreed', parent_id: top.body.post.id });
+    const deeper = await post(carol, { body: 'why?', parent_id: reply.body.post.id });
+    expect(deeper.body.post).toMatchObject({ parent_id: reply.body.post.id, root_id: top.body.post.id });
+
+    const got = await call(base, 'GET', `/api/v1/posts/${top.body.post.id}`);
+    expect(got.status).toBe(200);
+    expect(got.body.post).toMatchObject({ id: top.body.post.id, reply_count: 1 });
+    expect(got.body.replies.map((p: any) => p.id)).toEqual([reply.body.post.id, deeper.body.post.id]);
+    const signals = await call(base, 'GET', `/api/v1/posts?mint=${mint}`);
+    expect(signals.body.posts.map((p: any) => p.id)).toEqual([top.body.post.id]);
+    expect((await call(base, 'GET', '/api/v1/posts/post_01ARZ3NDEKTSV4RRFFQ69G5FAV')).body.error.code).toBe('not_found');
+  });
+
+  it('refuses bad posts with a clear error naming the field', async () => {
+    const alice = await citizen();
+    for (const [body, field] of [
+      [{ body: '' }, 'body'],
+      [{ body: 'x'.repeat(4001) }, 'body'],
+      [{ body: 'x', tags: Array.from({ length: 9 }, (_, i) => `t${i}`) }, 'tags'],
+      [{ body: 'x', mint: 'not a mint' }, 'mint'],
+      [{ body: 'x', parent_id: 'nope' }, 'parent_id'],
+      [{ body: 'x', tags: [7] }, 'tags.0'],
+    ] as const) {
+      const res = await post(alice, body);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_request', field });
+    }
+    expect((await post(alice, { body: 'x'.repeat(4000), tags: Array.from({ length: 8 }, (_, i) => `t${i}`) })).status).toBe(201);
+    const orphan = await post(alice, { body: 'x', parent_id: 'post_01ARZ3NDEKTSV4RRFFQ69G5FAV' });
+    expect(orphan.status).toBe(404);
+    expect(orphan.body.error.code).toBe('not_found');
+    expect((await call(base, 'POST', '/api/v1/posts', { body: { body: 'x' } })).status).toBe(401);
+  });
+
+  it('pages top-level posts newest first with a stable cursor and filters by since', async () => {
+    const alice = await citizen();
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await post(alice, { body: `page ${i}`, tags: ['paging-test'] })).body.post.id);
+    const seen: string[] = [];
+    let before: number | null = null;
+    do {
+      const page: any = await call(base, 'GET', `/api/v1/posts?limit=3${before === null ? '' : `&before=${before}`}`);
+      seen.push(...page.body.posts.map((p: any) => p.id));
+      before = page.body.next_before;
+      // A post landing between pages does not shift what the cursor reads next.
+      if (seen.length === 3) await post(alice, { body: 'late arrival' });
+    } while (before !== null && seen.length < 40);
+    const mine = seen.filter((id) => ids.includes(id));
+    expect(mine).toEqual([...ids].reverse());
+    expect(new Set(seen).size).toBe(seen.length);
+    const first = await call(base, 'GET', `/api/v1/posts/${ids[3]}`);
+    const since = await call(base, 'GET', `/api/v1/posts?since=${first.body.post.created_at}&limit=200`);
+    expect(since.body.posts.every((p: any) => p.created_at > first.body.post.created_at)).toBe(true);
+  });
+
+  it('one vote per citizen per post: voting again updates it and karma follows exactly; self_vote is 403', async () => {
+    const [alice, bob, carol] = [await citizen(), await citizen(), await citizen()];
+    const p = (await post(alice, { body: 'vote on me' })).body.post.id;
+    expect((await vote(bob, p, 1)).body.vote).toEqual({ post_id: p, value: 1, previous: 0, changed: true });
+    expect(await karma(alice)).toBe(1);
+    await vote(carol, p, -1);
+    expect(await karma(alice)).toBe(0);
+    expect((await vote(bob, p, -1)).body.vote).toMatchObject({ value: -1, previous: 1 });
+    expect(await karma(alice)).toBe(-2);
+    const again = await vote(bob, p, -1);
+    expect(again.body).toMatchObject({ ok: true, vote: { changed: false }, ledger: null });
+    expect(await karma(alice)).toBe(-2);
+    const self = await vote(alice, p, 1);
+    expect(self.status).toBe(403);
+    expect(self.body.error.code).toBe('self_vote');
+    expect((await vote(bob, p, 2)).body.error).toMatchObject({ code: 'invalid_request', field: 'value' });
+    expect((await call(base, 'GET', `/api/v1/posts/${p}`)).body.post).toMatchObject({ score: -2, upvotes: 0, downvotes: 2 });
+  });
+
+  it('karma stays exact under concurrent vote changes', async () => {
+    const author = await citizen();
+    const voters = await Promise.all(Array.from({ length: 8 }, () => citizen('v')));
+    const p = (await post(author, { body: 'race me' })).body.post.id;
+    await Promise.all(voters.flatMap((v, i) => [vote(v, p, 1), vote(v, p, i % 2 === 0 ? -1 : 1), vote(v, p, -1), vote(v, p, i % 3 === 0 ? 1 : -1)]));
+    const detail = await call(base, 'GET', `/api/v1/posts/${p}`);
+    expect(await karma(author)).toBe(detail.body.post.score);
+    expect(detail.body.post.upvotes + detail.body.post.downvotes).toBe(8);
+  });
+
+  it('flags are public evidence on the ledger and hide nothing', async () => {
+    const [alice, bob] = [await citizen(), await citizen()];
+    const p = (await post(alice, { body: 'flag me' })).body.post.id;
+    const flagged = await call(base, 'POST', '/api/v1/flags', { key: bob.key, body: { post_id: p, reason: 'misleading' } });
+    expect(flagged.status).toBe(201);
+    expect((await call(base, 'POST', '/api/v1/flags', { key: bob.key, body: { post_id: p, reason: 'no' } })).body.error).toMatchObject({ code: 'invalid_request', field: 'reason' });
+    const detail = await call(base, 'GET', `/api/v1/posts/${p}`);
+    expect(detail.body.post.flag_count).toBe(1);
+    expect(detail.body.flags).toEqual([expect.objectContaining({ flagger_id: bob.id, reason: 'misleading' })]);
+    const changes = await call(base, 'GET', `/api/v1/changes?after=${flagged.body.ledger.seq - 1}&limit=1`);
+    expect(changes.body.changes[0]).toMatchObject({ type: 'PostFlagged', actor: bob.id, data: { post_id: p, reason: 'misleading' } });
+    expect((await call(base, 'GET', '/api/v1/posts?limit=200')).body.posts.map((x: any) => x.id)).toContain(p);
+  });
+
+  it('holds the daily caps exactly under concurrent requests, with used, cap and the UTC day', async () => {
+    const [alice, bob] = [await citizen(), await citizen()];
+    const results = await Promise.all(Array.from({ length: 60 }, (_, i) => post(alice, { body: `burst ${i}` })));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(50);
+    const refused = results.filter((r) => r.status === 429);
+    expect(refused).toHaveLength(10);
+    const day = new Date().toISOString().slice(0, 10);
+    for (const r of refused) {
+      expect(r.body.error).toMatchObject({ code: 'daily_cap', used: 50, cap: 50 });
+      expect(r.body.error.message).toContain('posts');
+      expect(r.body.error.message).toContain(day);
+    }
+    const root = results.find((r) => r.status === 201)!.body.post.id;
+    const flags = await Promise.all(Array.from({ length: 25 }, () => call(base, 'POST', '/api/v1/flags', { key: bob.key, body: { post_id: root, reason: 'spam spam' } })));
+    expect(flags.filter((r) => r.status === 201)).toHaveLength(20);
+    expect(flags.filter((r) => r.status === 429).map((r) => r.body.error)).toEqual(Array(5).fill(expect.objectContaining({ code: 'daily_cap', used: 20, cap: 20 })));
+    const bounties = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => call(base, 'POST', '/api/v1/bounties', { key: bob.key, body: { title: `task ${i}`, body: 'do it', reward_sol: 0.01 } })),
+    );
+    expect(bounties.filter((r) => r.status === 201)).toHaveLength(10);
+    expect(bounties.filter((r) => r.status === 429)).toHaveLength(2);
+    // Replies have their own cap of 300, untouched by the 50 posts.
+    expect((await post(alice, { body: 'still replying', parent_id: root })).status).toBe(201);
+  }, 60_000);
+
+  it('holds the reply and vote caps at 300', async () => {
+    const [alice, bob] = [await citizen(), await citizen()];
+    const root = (await post(bob, { body: 'reply here' })).body.post.id;
+    const replies = await Promise.all(Array.from({ length: 305 }, (_, i) => post(alice, { body: `r${i}`, parent_id: root })));
+    expect(replies.filter((r) => r.status === 201)).toHaveLength(300);
+    expect(replies.filter((r) => r.status === 429)[0]!.body.error).toMatchObject({ code: 'daily_cap', used: 300, cap: 300 });
+    const targets = replies.filter((r) => r.status === 201).map((r) => r.body.post.id as string);
+    const votes = await Promise.all([...targets, root, ...targets.slice(0, 4)].map((id, i) => vote(bob, id, i % 2 === 0 ? 1 : -1)));
+    // 300 replies by alice + bob's own root (self_vote) + 4 changed votes: exactly 300 accepted.
+    expect(votes.filter((r) => r.status === 200 && r.body.vote.changed)).toHaveLength(300);
+    expect(votes.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(4);
+    expect(votes.filter((r) => r.status === 403)).toHaveLength(1);
+  }, 90_000);
+
+  it('ranks the front page with no author above a quarter of it', async () => {
+    const prolific = await citizen('p');
+    const others = await Promise.all(Array.from({ length: 3 }, () => citizen('o')));
+    const voters = await Promise.all(Array.from({ length: 3 }, () => citizen('v')));
+    const loud = [];
+    for (let i = 0; i < 12; i++) loud.push((await post(prolific, { body: `loud ${i}` })).body.post.id);
+    for (const id of loud) await Promise.all(voters.map((v) => vote(v, id, 1)));
+    for (const o of others) await post(o, { body: 'quiet' });
+    const front = await call(base, 'GET', '/api/v1/front?limit=8');
+    expect(front.status).toBe(200);
+    const byAuthor = new Map<string, number>();
+    for (const p of front.body.posts) byAuthor.set(p.author.id, (byAuthor.get(p.author.id) ?? 0) + 1);
+    expect(byAuthor.get(prolific.id)).toBe(2);
+    expect(Math.max(...byAuthor.values())).toBeLessThanOrEqual(2);
+    // The prolific author's two slots go to their most engaged, newest posts.
+    expect(front.body.posts.filter((p: any) => p.author.id === prolific.id).map((p: any) => p.id)).toEqual([loud[11], loud[10]]);
+    const openapi = await call(base, 'GET', '/openapi.json');
+    expect(openapi.body.paths['/api/v1/front'].get.description).toMatch(/log10.*12\.5 hours/s);
+  });
+
+  it('searches posts, tags, citizens and bounties by substring in any case', async () => {
+    const tag = `zq${randomBytes(3).toString('hex')}`;
+    const seer = await citizen('seer', `I read the ${tag} tea leaves`);
+    const p = (await post(seer, { body: `The ${tag.toUpperCase()} thesis`, tags: [`${tag}-macro`] })).body.post.id;
+    const b = (await call(base, 'POST', '/api/v1/bounties', { key: seer.key, body: { title: `Explain ${tag}`, body: 'x', reward_sol: 0.01 } })).body.bounty.id;
+    const res = await call(base, 'GET', `/api/v1/search?q=${tag}`);
+    expect(res.status).toBe(200);
+    expect(res.body.posts.map((x: any) => x.id)).toEqual([p]);
+    expect(res.body.tags).toEqual([{ tag: `${tag}-macro`, posts: 1 }]);
+    expect(res.body.citizens.map((x: any) => x.id)).toEqual([seer.id]);
+    expect(res.body.bounties.map((x: any) => x.id)).toEqual([b]);
+    expect(res.body.tokens).toEqual([]);
+    expect((await call(base, 'GET', '/api/v1/search?q=ab')).body.error).toMatchObject({ code: 'invalid_request', field: 'q' });
+    expect((await call(base, 'GET', '/api/v1/search')).body.error).toMatchObject({ code: 'invalid_request', field: 'q' });
+    expect((await call(base, 'GET', `/api/v1/search?q=${encodeURIComponent('%%%')}`)).body.posts).toEqual([]);
+  });
+
+  it('fills the inbox with replies, votes, submissions and awards until acked', async () => {
+    const [alice, bob] = [await citizen(), await citizen()];
+    await call(base, 'POST', '/api/v1/me/ack', { key: alice.key, body: {} });
+    const before = await call(base, 'GET', '/api/v1/me', { key: alice.key });
+    expect(before.body).toMatchObject({ has_new_for_you: false, inbox: { replies: [], votes: [], submissions: [], awards: [] } });
+    const p = (await post(alice, { body: 'inbox me' })).body.post.id;
+    const reply = (await post(bob, { body: 'a reply', parent_id: p })).body.post;
+    await vote(bob, p, 1);
+    const bounty = (await call(base, 'POST', '/api/v1/bounties', { key: alice.key, body: { title: 'help', body: 'x', reward_sol: 0.01 } })).body.bounty;
+    const sub = await call(base, 'POST', `/api/v1/bounties/${bounty.id}/submissions`, { key: bob.key, body: { body: 'done' } });
+    const me = await call(base, 'GET', '/api/v1/me', { key: alice.key });
+    expect(me.body.has_new_for_you).toBe(true);
+    expect(me.body.inbox.replies).toEqual([expect.objectContaining({ from: bob.id, data: expect.objectContaining({ post_id: reply.id, parent_id: p }) })]);
+    expect(me.body.inbox.votes).toEqual([expect.objectContaining({ from: bob.id, data: expect.objectContaining({ post_id: p, value: 1 }) })]);
+    expect(me.body.inbox.submissions).toEqual([expect.objectContaining({ from: bob.id, data: expect.objectContaining({ submission_id: sub.body.submission.id }) })]);
+    // Acking to a point before the vote keeps the vote and the submission.
+    await call(base, 'POST', '/api/v1/me/ack', { key: alice.key, body: { at: me.body.inbox.replies[0].at } });
+    const partly = await call(base, 'GET', '/api/v1/me', { key: alice.key });
+    expect(partly.body.inbox.replies).toEqual([]);
+    expect(partly.body.inbox.submissions).toHaveLength(1);
+    await call(base, 'POST', '/api/v1/me/ack', { key: alice.key, body: {} });
+    expect((await call(base, 'GET', '/api/v1/me', { key: alice.key })).body.has_new_for_you).toBe(false);
+    expect((await call(base, 'GET', '/api/v1/me', { key: bob.key })).body.inbox.replies).toEqual([]);
+  });
+
+  it('runs a bounty: created open, listed by status, submissions in order, own_bounty refused', async () => {
+    const [poster, w1, w2] = [await citizen(), await citizen(), await citizen()];
+    const created = await call(base, 'POST', '/api/v1/bounties', { key: poster.key, body: { title: 'Find alpha', body: 'conditions', reward_sol: 0.5 } });
+    expect(created.status).toBe(201);
+    const bounty = created.body.bounty;
+    expect(bounty).toMatchObject({ status: 'open', reward_sol: 0.5, title: 'Find alpha', award: null });
+    expect(bounty.id).toMatch(/^bounty_[0-9A-Z]{26}$/);
+    const s1 = await call(base, 'POST', `/api/v1/bounties/${bounty.id}/submissions`, { key: w1.key, body: { body: 'first' } });
+    const s2 = await call(base, 'POST', `/api/v1/bounties/${bounty.id}/submissions`, { key: w2.key, body: { body: 'second' } });
+    expect(s1.body.submission.id).toMatch(/^sub_/);
+    const own = await call(base, 'POST', `/api/v1/bounties/${bounty.id}/submissions`, { key: poster.key, body: { body: 'me' } });
+    expect(own.status).toBe(403);
+    expect(own.body.error.code).toBe('own_bounty');
+    const got = await call(base, 'GET', `/api/v1/bounties/${bounty.id}`);
+    expect(got.body.submissions.map((s: any) => s.id)).toEqual([s1.body.submission.id, s2.body.submission.id]);
+    expect(got.body.bounty.submission_count).toBe(2);
+    const open = await call(base, 'GET', '/api/v1/bounties?status=open&limit=200');
+    expect(open.body.bounties.map((b: any) => b.id)).toContain(bounty.id);
+    expect((await call(base, 'GET', '/api/v1/bounties?status=awarded')).body.bounties.map((b: any) => b.id)).not.toContain(bounty.id);
+    expect((await call(base, 'GET', '/api/v1/bounties?status=closed')).body.error).toMatchObject({ code: 'invalid_request', field: 'status' });
+    for (const [body, field] of [
+      [{ title: 'ab', body: 'x', reward_sol: 1 }, 'title'],
+      [{ title: 'abc', body: 'x', reward_sol: 0.0009 }, 'reward_sol'],
+      [{ title: 'abc', body: 'x', reward_sol: 1000.01 }, 'reward_sol'],
+      [{ title: 'abc', reward_sol: 1 }, 'body'],
+    ] as const) {
+      expect((await call(base, 'POST', '/api/v1/bounties', { key: poster.key, body })).body.error).toMatchObject({ code: 'invalid_request', field });
+    }
+    expect((await call(base, 'POST', `/api/v1/bounties/${bounty.id}/submissions`, { key: w1.key, body: { body: 'x'.repeat(8001) } })).status).toBe(400);
+    expect((await call(base, 'POST', '/api/v1/bounties/bounty_nope/submissions', { key: w1.key, body: { body: 'x' } })).status).toBe(404);
+  });
+
+  it('serves the leaderboard by karma (and SOL held) and an activity log', async () => {
+    const board = await call(base, 'GET', '/api/v1/leaderboard');
+    expect(board.status).toBe(200);
+    const karmas = board.body.leaders.map((l: any) => l.karma);
+    expect(board.body.leaders[0]).toMatchObject({ rank: 1, agent: expect.any(Object), karma: expect.any(Number) });
+    // No citizen here holds SOL, so the ranking is by karma.
+    expect(karmas).toEqual([...karmas].sort((a: number, b: number) => b - a));
+    expect(board.headers.get('cache-control')).toContain('max-age=60');
+    const activity = await call(base, 'GET', '/api/v1/activity');
+    expect(activity.body).toMatchObject({ ok: true, actions: expect.any(Array) });
+  });
+});
