@@ -1,0 +1,297 @@
+import { monotonicFactory } from 'ulid';
+import {
+  ChainError,
+  assertCanPay,
+  buildSolTransfer,
+  confirmSignature,
+  encodeUnsigned,
+  explorerUrl,
+  feeLamports,
+  isBlockhashExpired,
+  keypairFromSecret,
+  recentBlockhash,
+  sendAndConfirm,
+  signTransaction,
+  signatureStatus,
+  solToLamports,
+  toChainError,
+  type SignedTransaction,
+} from '@svc/chain';
+import { planAward, type AwardPlan } from '@svc/domain';
+import { LEDGER_STREAM, type LedgerEntry } from '@svc/ledger';
+import type { AwardOutboxRow } from '@svc/vault';
+import { ApiError, fromRejection } from '../http/errors';
+import type { Services } from '../services';
+
+const ulid = monotonicFactory();
+
+/**
+ * How long the process that reserved a payment works on it before a recovery pass may take it over:
+ * longer than a blockhash lives (150 blocks, 60-90 s) plus the confirmation, so a live sender is never
+ * second-guessed.
+ */
+export const AWARD_LEASE_MS = 120_000;
+/** When a recovery pass could not settle a payment (RPC or ledger unreachable), it looks again after this. */
+export const AWARD_RETRY_MS = 30_000;
+
+export interface AwardInput {
+  bountyId: string;
+  submissionId: string;
+  execute: boolean;
+}
+
+function winnerOf(plan: AwardPlan) {
+  return { id: plan.winner.agentId, handle: plan.winner.handle, wallet: plan.winner.wallet };
+}
+
+/** The award as the ledger head sees it now (another API process may have appended since this one looked). */
+async function planAtHead(services: Services, agentId: string, bountyId: string, submissionId: string): Promise<AwardPlan> {
+  await services.writer.sync();
+  const planned = services.writer.view((state) => planAward(state.bounties, state.citizens, agentId, bountyId, submissionId));
+  if (!planned.ok) throw fromRejection(planned.rejection);
+  return planned.plan;
+}
+
+function heldBy(holder: AwardOutboxRow): ApiError {
+  const settled = holder.state === 'done' || holder.state === 'rejected';
+  return new ApiError(409, 'bounty_closed', settled ? `bounty ${holder.bountyId} is already awarded` : `an award for bounty ${holder.bountyId} is in progress`);
+}
+
+/**
+ * POST /api/v1/bounties/{id}/award. Decide at the ledger head, reserve the bounty's one payment in the
+ * outbox, check the poster can pay, store the signed transfer, send and confirm it, then record the award.
+ * Every step before the send undoes the reservation on failure; after the send only the chain's verdict
+ * does (a failed or expired transfer), and an unknown outcome is left to the recovery pass.
+ */
+export async function awardBounty(services: Services, agentId: string, input: AwardInput) {
+  const { bountyId, submissionId } = input;
+  const plan = await planAtHead(services, agentId, bountyId, submissionId);
+  const lamports = solToLamports(plan.rewardSol);
+  const summary = { bounty_id: bountyId, submission_id: submissionId, winner: winnerOf(plan), reward_sol: plan.rewardSol };
+  const connection = services.chain.connection;
+
+  if (!input.execute) {
+    const holder = await services.awardOutbox.get(bountyId);
+    if (holder) throw heldBy(holder);
+    const unsigned = buildSolTransfer({ from: plan.poster.wallet, to: plan.winner.wallet, lamports }, await recentBlockhash(connection));
+    return { ...summary, executed: false as const, transaction: encodeUnsigned(unsigned), fee_payer: plan.poster.wallet };
+  }
+  if (plan.poster.custody === 'self') {
+    throw new ApiError(
+      400,
+      'invalid_request',
+      'your wallet is self-custody, so the service cannot sign the payment: send execute=false to get the unsigned transaction, ' +
+        'sign it, and submit it through POST /api/v1/tx/submit',
+      { field: 'execute' },
+    );
+  }
+
+  const attemptId = `award_${ulid()}`;
+  const reserved = await services.awardOutbox.reserve({ bountyId, attemptId, posterId: agentId, submissionId, leaseMs: AWARD_LEASE_MS });
+  if (!reserved.ok) throw heldBy(reserved.holder);
+
+  let signed: SignedTransaction;
+  try {
+    // The bounty may have been awarded (and its reservation settled) between the first look and the insert.
+    await planAtHead(services, agentId, bountyId, submissionId);
+    const secret = await services.vault.walletSecret(agentId);
+    if (!secret) throw new Error(`no custody secret for ${agentId}`);
+    const keypair = keypairFromSecret(secret);
+    if (keypair.publicKey.toBase58() !== plan.poster.wallet) throw new Error(`the custody secret of ${agentId} does not match its wallet`);
+    const recent = await recentBlockhash(connection);
+    const transfer = buildSolTransfer({ from: keypair.publicKey, to: plan.winner.wallet, lamports }, recent);
+    await assertCanPay(connection, keypair.publicKey, { lamports, fee: await feeLamports(connection, transfer) });
+    signed = signTransaction(transfer, [keypair], recent);
+    const stored = await services.awardOutbox.recordSigned(bountyId, attemptId, {
+      signature: signed.signature,
+      transaction: Buffer.from(signed.wire).toString('base64'),
+      blockhash: signed.blockhash,
+      lastValidBlockHeight: signed.lastValidBlockHeight,
+      leaseMs: AWARD_LEASE_MS,
+    });
+    if (!stored) throw new ApiError(409, 'bounty_closed', `an award for bounty ${bountyId} is in progress`);
+  } catch (error) {
+    await release(services, bountyId, attemptId);
+    const known = toChainError(error);
+    throw known ? fromRejection(known.rejection) : error;
+  }
+
+  try {
+    await sendAndConfirm(connection, signed);
+  } catch (error) {
+    const known = toChainError(error);
+    if (known) {
+      await release(services, bountyId, attemptId);
+      throw fromRejection(known.rejection);
+    }
+    // Sent, but whether it landed is unknown: the recovery pass settles it from the stored transaction.
+    services.log.warn({ err: error, bounty_id: bountyId, signature: signed.signature }, 'award payment outcome unknown; left to recovery');
+    await services.awardOutbox.renewLease(bountyId, attemptId, 0).catch(() => undefined);
+    throw unsettled(signed.signature, 'its confirmation could not be seen');
+  }
+
+  let receipt: { seq: number; hash: string };
+  try {
+    receipt = await recordPaidAward(services, { bountyId, submissionId, posterId: agentId, signature: signed.signature });
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    services.log.error({ err: error, bounty_id: bountyId, signature: signed.signature }, 'award paid but not yet recorded; left to recovery');
+    await services.awardOutbox.renewLease(bountyId, attemptId, 0).catch(() => undefined);
+    throw unsettled(signed.signature, 'it could not be written to the ledger yet');
+  }
+  return {
+    ...summary,
+    signature: signed.signature,
+    explorer: explorerUrl(signed.signature, connection.rpcEndpoint),
+    executed: true as const,
+    ledger: receipt,
+  };
+}
+
+/** Frees the bounty after a payment that did not happen; if even that fails, the recovery pass frees it when the lease ends. */
+async function release(services: Services, bountyId: string, attemptId: string): Promise<void> {
+  await services.awardOutbox.release(bountyId, attemptId).catch((err) => services.log.warn({ err, bounty_id: bountyId }, 'award reservation not released; recovery will'));
+}
+
+function unsettled(signature: string, why: string): ApiError {
+  return new ApiError(
+    503,
+    'unavailable',
+    `the payment ${signature} was sent but ${why}; the award is recorded automatically once the payment confirms, ` +
+      'or the bounty reopens if it never lands',
+    { signature },
+  );
+}
+
+/**
+ * Appends the award for a confirmed payment and closes its outbox row. A record that already landed (the
+ * recovery pass or a retry got there first) answers the receipt it has.
+ */
+async function recordPaidAward(
+  services: Services,
+  paid: { bountyId: string; submissionId: string; posterId: string; signature: string },
+): Promise<{ seq: number; hash: string }> {
+  // A refusal is only final at the true head: a process that has not seen the bounty (it was posted
+  // through another one) would refuse it as not found without ever touching the store.
+  await services.writer.sync();
+  const outcome = await services.writer.execute({
+    type: 'AwardBounty',
+    agentId: paid.posterId,
+    data: { bounty_id: paid.bountyId, submission_id: paid.submissionId, signature: paid.signature },
+  });
+  if (!outcome.ok) {
+    services.log.error({ bounty_id: paid.bountyId, signature: paid.signature, rejection: outcome.rejection }, 'award paid on-chain but the ledger refused it');
+    await services.awardOutbox.markRejected(paid.bountyId, paid.signature, `${outcome.rejection.code}: ${outcome.rejection.message}`);
+    throw fromRejection({ ...outcome.rejection, details: { ...outcome.rejection.details, signature: paid.signature } });
+  }
+  await services.awardOutbox.markDone(paid.bountyId, paid.signature);
+  const awarded = outcome.entries.at(-1);
+  return awarded ? { seq: awarded.seq, hash: awarded.hash } : recordedReceipt(services, paid.signature);
+}
+
+/** The BountyAwarded entry of a recorded payment: it follows the payment's ActionRecorded entry. */
+async function recordedReceipt(services: Services, signature: string): Promise<{ seq: number; hash: string }> {
+  const actionSeq = services.writer.view((state) => state.actions.bySignature.get(signature));
+  if (actionSeq === undefined) throw new Error(`award payment ${signature} is not on the ledger`);
+  const [stored] = await services.store.readForward(LEDGER_STREAM, actionSeq + 1, 1);
+  const entry = JSON.parse(stored!.data) as LedgerEntry;
+  return { seq: entry.seq, hash: entry.hash };
+}
+
+export type RecoveryOutcome = 'recorded' | 'released' | 'rejected' | 'retry_later';
+
+/**
+ * Finishes the award payments that an API process left unsettled (it crashed, or the ledger or the RPC
+ * failed it): a confirmed payment is recorded, a failed or expired one frees its bounty, an undecided
+ * one is resent from the stored bytes and awaited. Safe to run in every process at once.
+ */
+export async function recoverAwards(services: Services, signal?: AbortSignal): Promise<Array<{ bounty_id: string; outcome: RecoveryOutcome }>> {
+  const settled: Array<{ bounty_id: string; outcome: RecoveryOutcome }> = [];
+  while (!signal?.aborted) {
+    const row = await services.awardOutbox.claimDue(`award_${ulid()}`, AWARD_LEASE_MS);
+    if (!row) break;
+    let outcome: RecoveryOutcome;
+    try {
+      outcome = await settle(services, row, signal);
+    } catch (error) {
+      services.log.warn({ err: error, bounty_id: row.bountyId, signature: row.signature }, 'award recovery will retry');
+      await services.awardOutbox.renewLease(row.bountyId, row.attemptId, AWARD_RETRY_MS);
+      outcome = 'retry_later';
+    }
+    settled.push({ bounty_id: row.bountyId, outcome });
+  }
+  return settled;
+}
+
+async function settle(services: Services, row: AwardOutboxRow, signal?: AbortSignal): Promise<RecoveryOutcome> {
+  const { connection } = services.chain;
+  if (row.state === 'reserved') {
+    // Nothing was signed, so nothing can have been sent.
+    await services.awardOutbox.release(row.bountyId, row.attemptId);
+    return 'released';
+  }
+  if (!row.signature || !row.transaction || !row.blockhash || row.lastValidBlockHeight === null) {
+    throw new Error(`award outbox row of ${row.bountyId} is sent but lacks its transaction`);
+  }
+  const signed: SignedTransaction = {
+    signature: row.signature,
+    wire: Buffer.from(row.transaction, 'base64'),
+    blockhash: row.blockhash,
+    lastValidBlockHeight: row.lastValidBlockHeight,
+  };
+  // Expiry first: a status read after it is final, since nothing built on that blockhash can land later.
+  const expired = await isBlockhashExpired(connection, signed.lastValidBlockHeight);
+  const status = await signatureStatus(connection, signed.signature);
+  if (status.state === 'failed' || (status.state === 'not_found' && expired)) {
+    services.log.info({ bounty_id: row.bountyId, signature: row.signature, status: status.state }, 'award payment never landed; bounty open again');
+    await services.awardOutbox.release(row.bountyId, row.attemptId);
+    return 'released';
+  }
+  if (status.state !== 'confirmed') {
+    try {
+      if (status.state === 'not_found') await sendAndConfirm(connection, signed, { resend: true, abortSignal: signal });
+      else await confirmSignature(connection, signed, signal);
+    } catch (error) {
+      if (!(error instanceof ChainError)) throw error;
+      await services.awardOutbox.release(row.bountyId, row.attemptId);
+      return 'released';
+    }
+  }
+  try {
+    await recordPaidAward(services, { bountyId: row.bountyId, submissionId: row.submissionId, posterId: row.posterId, signature: signed.signature });
+  } catch (error) {
+    if (error instanceof ApiError) return 'rejected';
+    throw error;
+  }
+  return 'recorded';
+}
+
+/** Runs a recovery pass now and every `everyMs` in this process, one pass at a time. */
+export function startAwardRecovery(services: Services, everyMs = 30_000): { stop(): Promise<void> } {
+  const controller = new AbortController();
+  let running: Promise<void> | undefined;
+  const pass = () => {
+    if (running) return;
+    running = recoverAwards(services, controller.signal)
+      .then((settled) => {
+        if (settled.length > 0) services.log.info({ settled }, 'award recovery pass');
+      })
+      .catch((error) => {
+        if (!controller.signal.aborted) services.log.error({ err: error }, 'award recovery pass failed');
+      })
+      .finally(() => {
+        running = undefined;
+      });
+  };
+  pass();
+  const timer = setInterval(pass, everyMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      controller.abort();
+      await running;
+    },
+  };
+}
+

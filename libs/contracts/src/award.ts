@@ -1,0 +1,42 @@
+import { receipt } from './common';
+import type { JsonSchema } from './validator';
+
+export const awardBody: JsonSchema = {
+  type: 'object',
+  required: ['submission_id'],
+  properties: {
+    submission_id: { type: 'string', pattern: '^sub_[0-9A-Za-z]+$', maxLength: 64, description: 'the winning submission (`sub_...`) on this bounty' },
+    execute: {
+      type: 'boolean',
+      default: true,
+      description:
+        'true (default): the service signs and sends the payment from the poster’s custody wallet. false: returns the unsigned ' +
+        'transaction (`transaction`, base64 VersionedTransaction, the poster’s wallet as fee payer) and records nothing; ' +
+        'the award is recorded once the signed transaction is submitted through POST /api/v1/tx/submit',
+    },
+  },
+};
+
+const winner: JsonSchema = {
+  type: 'object',
+  required: ['id', 'wallet'],
+  properties: { id: { type: 'string', pattern: '^agent_' }, handle: { type: 'string' }, wallet: { type: 'string', description: 'receives the reward' } },
+};
+
+export const awardResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'bounty_id', 'submission_id', 'winner', 'reward_sol', 'executed'],
+  properties: {
+    ok: { const: true },
+    bounty_id: { type: 'string' },
+    submission_id: { type: 'string' },
+    winner,
+    reward_sol: { type: 'number', description: 'paid exactly, to the lamport, as one SOL transfer; the poster also pays the network fee' },
+    executed: { type: 'boolean' },
+    signature: { type: 'string', description: 'the confirmed payment (executed=true)' },
+    explorer: { type: 'string', description: 'the payment on a block explorer (executed=true)' },
+    ledger: { ...receipt, description: 'where the award (BountyAwarded) landed on the public ledger (executed=true)' },
+    transaction: { type: 'string', description: 'unsigned base64 VersionedTransaction to sign and send through /api/v1/tx/submit (executed=false)' },
+    fee_payer: { type: 'string', description: 'the wallet that signs and pays the fee (executed=false)' },
+  },
+};

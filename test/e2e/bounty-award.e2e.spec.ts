@@ -1,0 +1,421 @@
+import { randomBytes } from 'node:crypto';
+import bs58 from 'bs58';
+import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemInstruction, SystemProgram, TransactionInstruction, VersionedTransaction } from '@solana/web3.js';
+import { sql } from 'kysely';
+import { SolanaChain, buildSolTransfer, recentBlockhash, signTransaction, solToLamports } from '@svc/chain';
+import type { LedgerEntry } from '@svc/ledger';
+import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { recoverAwards } from '../../apps/api/src/commands/awardBounty';
+import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
+import { call, uniqueHandle } from '../support/http';
+
+interface Citizen {
+  id: string;
+  handle: string;
+  key: string;
+  wallet: string;
+  /** Service custody: the secret shown once at registration. */
+  keypair?: Keypair;
+}
+
+describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, exactly once', () => {
+  let db: FreshDatabase;
+  let server: RunningServer;
+  /** A second API process on the same databases, Redis and chain, as in the distributed deployment. */
+  let second: RunningServer;
+  let base: string;
+
+  beforeAll(async () => {
+    db = await freshDatabase('award');
+    server = await startServer(
+      testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('award'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
+      // The recovery passes in these tests are run by the tests themselves, so they can watch what each one does.
+      { withProjector: true, awardRecoveryEveryMs: 3_600_000 },
+    );
+    base = server.url;
+    const { config } = server.services;
+    second = await startServer(
+      testConfig({
+        DATABASE_URL: db.url,
+        REDIS_URL,
+        REDIS_PREFIX: config.redisPrefix,
+        DATA_DIR: tempDir('award2'),
+        SERVICE_MASTER_KEY: config.serviceMasterKey,
+        SOLANA_RPC_URL: server.solanaRpcUrl,
+      }),
+      { withProjector: false, awardRecoveryEveryMs: 3_600_000 },
+    );
+    // The bundled chain's WebSocket is on a free port, not the RPC port + 1 that SOLANA_RPC_URL implies.
+    second.services.chain = new SolanaChain(server.services.chain.options);
+  }, 60_000);
+  afterAll(async () => {
+    await second?.close();
+    await server?.close();
+    await db?.drop();
+  });
+
+  const connection = () => server.services.chain.connection;
+
+  async function citizen(prefix: string, extra: Record<string, unknown> = {}): Promise<Citizen> {
+    const handle = uniqueHandle(prefix);
+    const res = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'm', ...extra } });
+    expect(res.status).toBe(201);
+    const secret = res.body.wallet.secret_key as string | null;
+    return { id: res.body.agent.id, handle, key: res.body.api_key, wallet: res.body.agent.wallet, keypair: secret ? Keypair.fromSecretKey(bs58.decode(secret)) : undefined };
+  }
+
+  async function fund(wallet: string, sol: number): Promise<string> {
+    const signature = await connection().requestAirdrop(new PublicKey(wallet), Math.round(sol * LAMPORTS_PER_SOL));
+    const latest = await connection().getLatestBlockhash();
+    await connection().confirmTransaction({ signature, ...latest }, 'confirmed');
+    return signature;
+  }
+
+  const balance = async (wallet: string) => BigInt(await connection().getBalance(new PublicKey(wallet), 'confirmed'));
+
+  async function bountyWithSubmission(poster: Citizen, submitter: Citizen, reward_sol: number) {
+    const bounty = await call(base, 'POST', '/api/v1/bounties', { key: poster.key, body: { title: 'find the bug', body: 'details inside', reward_sol } });
+    expect(bounty.status).toBe(201);
+    const submission = await call(base, 'POST', `/api/v1/bounties/${bounty.body.bounty.id}/submissions`, { key: submitter.key, body: { body: 'here it is' } });
+    expect(submission.status).toBe(201);
+    return { bountyId: bounty.body.bounty.id as string, submissionId: submission.body.submission.id as string };
+  }
+
+  const award = (who: Citizen, bountyId: string, body: Record<string, unknown>) => call(base, 'POST', `/api/v1/bounties/${bountyId}/award`, { key: who.key, body });
+  const bountyStatus = async (bountyId: string) => (await call(base, 'GET', `/api/v1/bounties/${bountyId}`)).body.bounty.status as string;
+
+  async function ledgerEntries(): Promise<LedgerEntry[]> {
+    const all: LedgerEntry[] = [];
+    let after = -1;
+    for (;;) {
+      const page = await call(base, 'GET', `/api/v1/changes?after=${after}&limit=1000`);
+      all.push(...page.body.changes);
+      if (!page.body.has_more) return all;
+      after = page.body.next_after;
+    }
+  }
+  const awardsOf = (entries: LedgerEntry[], bountyId: string) => entries.filter((e) => e.type === 'BountyAwarded' && e.data.bounty_id === bountyId);
+  const paymentsOf = (entries: LedgerEntry[], bountyId: string) =>
+    entries.filter((e) => e.type === 'ActionRecorded' && e.data.action === 'award_payment' && (e.data.details as { bounty_id?: string }).bounty_id === bountyId);
+
+  /** Signatures of transactions that moved lamports out of `wallet`. */
+  async function transfersOutOf(wallet: string): Promise<string[]> {
+    const signatures = await connection().getSignaturesForAddress(new PublicKey(wallet), {}, 'confirmed');
+    const out: string[] = [];
+    for (const { signature } of signatures) {
+      const tx = await connection().getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+      const index = tx!.transaction.message.staticAccountKeys.findIndex((k) => k.toBase58() === wallet);
+      if (tx!.meta!.postBalances[index]! < tx!.meta!.preBalances[index]!) out.push(signature);
+    }
+    return out;
+  }
+
+  it('pays exactly reward_sol from the poster to the submitter, records the payment and closes the bounty', async () => {
+    const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+    await fund(poster.wallet, 2);
+    const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.123456789);
+    const [posterBefore, submitterBefore] = [await balance(poster.wallet), await balance(submitter.wallet)];
+
+    const res = await award(poster, bountyId, { submission_id: submissionId });
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      ok: true,
+      bounty_id: bountyId,
+      submission_id: submissionId,
+      winner: { id: submitter.id, handle: submitter.handle, wallet: submitter.wallet },
+      reward_sol: 0.123456789,
+      signature: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/),
+      explorer: expect.stringContaining(`https://explorer.solana.com/tx/${res.body.signature}?cluster=custom&customUrl=`),
+      executed: true,
+      ledger: { seq: expect.any(Number), hash: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    });
+    expect((await balance(submitter.wallet)) - submitterBefore).toBe(123_456_789n);
+    const landed = await connection().getTransaction(res.body.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    expect(landed?.meta?.err).toBeNull();
+    expect(posterBefore - (await balance(poster.wallet))).toBe(123_456_789n + BigInt(landed!.meta!.fee));
+    expect(landed!.meta!.fee).toBe(5000);
+    expect(landed!.transaction.message.staticAccountKeys[0]!.toBase58()).toBe(poster.wallet);
+
+    const got = await call(base, 'GET', `/api/v1/bounties/${bountyId}`);
+    expect(got.body.bounty).toMatchObject({ status: 'awarded', award: { submission_id: submissionId, winner_id: submitter.id, signature: res.body.signature } });
+    const activity = await call(base, 'GET', '/api/v1/activity?limit=200');
+    expect(activity.body.actions.filter((a: any) => a.signature === res.body.signature)).toEqual([
+      expect.objectContaining({
+        action: 'award_payment',
+        wallet: poster.wallet,
+        agent: { id: poster.id, handle: poster.handle },
+        details: { to: submitter.wallet, to_agent_id: submitter.id, amount_sol: 0.123456789, bounty_id: bountyId },
+      }),
+    ]);
+    const entries = await ledgerEntries();
+    expect(paymentsOf(entries, bountyId)).toEqual([expect.objectContaining({ actor: poster.id, data: expect.objectContaining({ signature: res.body.signature }) })]);
+    const awarded = awardsOf(entries, bountyId);
+    expect(awarded).toEqual([expect.objectContaining({ seq: res.body.ledger.seq, hash: res.body.ledger.hash })]);
+    expect(awarded[0]!.data).toEqual({ bounty_id: bountyId, submission_id: submissionId, winner_id: submitter.id, reward_sol: 0.123456789, signature: res.body.signature });
+    expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'done', signature: res.body.signature });
+
+    const again = await award(poster, bountyId, { submission_id: submissionId });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({ code: 'bounty_closed', message: expect.stringMatching(/already awarded/) });
+    expect(await transfersOutOf(poster.wallet)).toEqual([res.body.signature]);
+  });
+
+  it('refuses a caller who is not the poster (403), unknown bounties and submissions (404), and bad bodies (400)', async () => {
+    const [poster, submitter, other] = [await citizen('poster'), await citizen('solver'), await citizen('other')];
+    await fund(poster.wallet, 1);
+    const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.01);
+    const elsewhere = await bountyWithSubmission(other, submitter, 0.01);
+
+    const notPoster = await award(submitter, bountyId, { submission_id: submissionId });
+    expect(notPoster.status).toBe(403);
+    expect(notPoster.body).toEqual({ ok: false, error: { code: 'not_poster', message: expect.any(String) } });
+    expect((await award(other, bountyId, { submission_id: submissionId })).body.error.code).toBe('not_poster');
+
+    const unknownSubmission = await award(poster, bountyId, { submission_id: 'sub_01ARZ3NDEKTSV4RRFFQ69G5FAV' });
+    expect(unknownSubmission.status).toBe(404);
+    expect(unknownSubmission.body.error.code).toBe('not_found');
+    const otherBountysSubmission = await award(poster, bountyId, { submission_id: elsewhere.submissionId });
+    expect(otherBountysSubmission.status).toBe(404);
+    expect((await award(poster, 'bounty_01ARZ3NDEKTSV4RRFFQ69G5FAV', { submission_id: submissionId })).status).toBe(404);
+
+    const missing = await award(poster, bountyId, {});
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toMatchObject({ code: 'invalid_request', field: 'submission_id' });
+    expect((await award(poster, bountyId, { submission_id: 'post_1' })).body.error).toMatchObject({ code: 'invalid_request', field: 'submission_id' });
+    expect((await award(poster, bountyId, { submission_id: submissionId, execute: 'yes' })).body.error).toMatchObject({ code: 'invalid_request', field: 'execute' });
+    expect((await call(base, 'POST', `/api/v1/bounties/${bountyId}/award`, { body: { submission_id: submissionId } })).status).toBe(401);
+
+    expect(await bountyStatus(bountyId)).toBe('open');
+    expect(await transfersOutOf(poster.wallet)).toEqual([]);
+  });
+
+  it('answers 400 insufficient when the poster cannot pay, keeps the bounty open, and awards once funded', async () => {
+    const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+    const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.5);
+    await fund(poster.wallet, 0.2);
+
+    const refused = await award(poster, bountyId, { submission_id: submissionId });
+
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe('insufficient');
+    expect(refused.body.error.message).toContain('holds 0.2 SOL; this needs 0.500005 SOL (0.5 SOL + 0.000005 SOL network fee)');
+    expect(await bountyStatus(bountyId)).toBe('open');
+    expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+    expect(await balance(submitter.wallet)).toBe(0n);
+
+    await fund(poster.wallet, 1);
+    const paid = await award(poster, bountyId, { submission_id: submissionId });
+    expect(paid.status).toBe(200);
+    expect(await balance(submitter.wallet)).toBe(500_000_000n);
+    expect(await bountyStatus(bountyId)).toBe('awarded');
+  });
+
+  it('answers a payment the chain refuses at send with its program logs, and frees the bounty', async () => {
+    const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+    await fund(poster.wallet, 0.1);
+    const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.5);
+    // The wallet is drained between the balance check and the send: the check reads a balance that is gone.
+    const chain = connection();
+    const getBalance = chain.getBalance.bind(chain);
+    chain.getBalance = async (key, commitment) => (key.toBase58() === poster.wallet ? 10 * LAMPORTS_PER_SOL : getBalance(key, commitment));
+    let refused;
+    try {
+      refused = await award(poster, bountyId, { submission_id: submissionId });
+    } finally {
+      chain.getBalance = getBalance;
+    }
+
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toEqual({
+      code: 'insufficient',
+      message: expect.stringMatching(/cannot cover/),
+      logs: expect.arrayContaining([expect.stringMatching(/Transfer: insufficient lamports \d+, need 500000000/)]),
+    });
+    expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+    expect(await bountyStatus(bountyId)).toBe('open');
+    expect(await transfersOutOf(poster.wallet)).toEqual([]);
+  });
+
+  it('makes exactly one payment when 100 awards of one bounty arrive at once through two API processes', async () => {
+    const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+    await fund(poster.wallet, 5);
+    const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.75);
+
+    const replies = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        call(i % 2 === 0 ? base : second.url, 'POST', `/api/v1/bounties/${bountyId}/award`, { key: poster.key, body: { submission_id: submissionId } }),
+      ),
+    );
+
+    const won = replies.filter((r) => r.status === 200);
+    const refused = replies.filter((r) => r.status === 409);
+    expect(won).toHaveLength(1);
+    expect(refused).toHaveLength(99);
+    for (const r of refused) {
+      expect(r.body.error.code).toBe('bounty_closed');
+      expect(r.body.error.message).toMatch(/in progress|already awarded/);
+    }
+    expect(await transfersOutOf(poster.wallet)).toEqual([won[0]!.body.signature]);
+    expect(await balance(submitter.wallet)).toBe(750_000_000n);
+    const entries = await ledgerEntries();
+    expect(awardsOf(entries, bountyId)).toHaveLength(1);
+    expect(paymentsOf(entries, bountyId)).toHaveLength(1);
+  }, 60_000);
+
+  it('with execute=false returns the unsigned transfer with the poster as fee payer and records nothing', async () => {
+    const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+    const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.3);
+    const head = server.services.writer.head.seq;
+
+    const res = await award(poster, bountyId, { submission_id: submissionId, execute: false });
+
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      ok: true,
+      executed: false,
+      bounty_id: bountyId,
+      submission_id: submissionId,
+      reward_sol: 0.3,
+      fee_payer: poster.wallet,
+      winner: { id: submitter.id, wallet: submitter.wallet },
+    });
+    expect(res.body.signature).toBeUndefined();
+    const tx = VersionedTransaction.deserialize(Buffer.from(res.body.transaction, 'base64'));
+    expect(tx.message.staticAccountKeys[0]!.toBase58()).toBe(poster.wallet);
+    expect(tx.signatures.every((s) => s.every((byte) => byte === 0))).toBe(true);
+    expect(tx.message.compiledInstructions).toHaveLength(1);
+    const [ix] = tx.message.compiledInstructions;
+    const keys = tx.message.staticAccountKeys;
+    const transfer = SystemInstruction.decodeTransfer(
+      new TransactionInstruction({
+        programId: keys[ix!.programIdIndex]!,
+        keys: ix!.accountKeyIndexes.map((i) => ({ pubkey: keys[i]!, isSigner: tx.message.isAccountSigner(i), isWritable: tx.message.isAccountWritable(i) })),
+        data: Buffer.from(ix!.data),
+      }),
+    );
+    expect(keys[ix!.programIdIndex]!.equals(SystemProgram.programId)).toBe(true);
+    expect(transfer).toEqual({ fromPubkey: new PublicKey(poster.wallet), toPubkey: new PublicKey(submitter.wallet), lamports: 300_000_000n });
+
+    expect(server.services.writer.head.seq).toBe(head);
+    expect(await server.services.store.headRevision('ledger')).toBe(head);
+    expect(await bountyStatus(bountyId)).toBe('open');
+    expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+  });
+
+  it('cannot sign for a self-custody poster: execute=true is 400, execute=false gives a transaction the poster can sign', async () => {
+    const own = Keypair.generate();
+    const poster = await citizen('selfie', { custody: 'self', public_key: own.publicKey.toBase58() });
+    const submitter = await citizen('solver');
+    const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.05);
+    await fund(poster.wallet, 1);
+
+    const refused = await award(poster, bountyId, { submission_id: submissionId });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'invalid_request', field: 'execute', message: expect.stringMatching(/execute=false.*\/api\/v1\/tx\/submit/) });
+
+    const unsigned = await award(poster, bountyId, { submission_id: submissionId, execute: false });
+    expect(unsigned.status).toBe(200);
+    const tx = VersionedTransaction.deserialize(Buffer.from(unsigned.body.transaction, 'base64'));
+    tx.sign([own]);
+    const simulated = await connection().simulateTransaction(tx, { sigVerify: true });
+    expect(simulated.value.err).toBeNull();
+    expect(await bountyStatus(bountyId)).toBe('open');
+    expect(await transfersOutOf(poster.wallet)).toEqual([]);
+  });
+
+  describe('recovery of a payment that was sent but not recorded', () => {
+    it('records a confirmed payment whose ledger append failed, exactly once however often recovery runs', async () => {
+      const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+      await fund(poster.wallet, 1);
+      const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.2);
+      const { writer } = server.services;
+      const execute = writer.execute.bind(writer);
+      // The process "crashes" between the confirmed payment and the append.
+      writer.execute = (command) => (command.type === 'AwardBounty' ? Promise.reject(new Error('simulated crash before append')) : execute(command));
+      let res;
+      try {
+        res = await award(poster, bountyId, { submission_id: submissionId });
+      } finally {
+        writer.execute = execute;
+      }
+      expect(res.status).toBe(503);
+      expect(res.body.error).toMatchObject({ code: 'unavailable', signature: expect.any(String) });
+      const signature = res.body.error.signature as string;
+      expect(await balance(submitter.wallet)).toBe(200_000_000n);
+      expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'sent', signature });
+      // Meanwhile nobody else can pay it.
+      expect((await award(poster, bountyId, { submission_id: submissionId })).body.error).toMatchObject({ code: 'bounty_closed', message: expect.stringMatching(/in progress/) });
+
+      expect(await recoverAwards(server.services)).toEqual([{ bounty_id: bountyId, outcome: 'recorded' }]);
+      expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'done', signature });
+
+      // A crash after the append but before the row was marked done: the next pass finds it recorded.
+      await sql`update vault.award_outbox set state = 'sent', lease_until = now() where bounty_id = ${bountyId}`.execute(server.services.database.db);
+      expect(await recoverAwards(second.services)).toEqual([{ bounty_id: bountyId, outcome: 'recorded' }]);
+      expect(await recoverAwards(server.services)).toEqual([]);
+
+      expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'done', signature });
+      const entries = await ledgerEntries();
+      expect(awardsOf(entries, bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature }) })]);
+      expect(paymentsOf(entries, bountyId)).toHaveLength(1);
+      expect(await bountyStatus(bountyId)).toBe('awarded');
+      expect(await transfersOutOf(poster.wallet)).toEqual([signature]);
+      expect(await balance(submitter.wallet)).toBe(200_000_000n);
+    });
+
+    /** What the award handler leaves when it stops after storing the signed payment and before sending it. */
+    async function storedButNotSent(poster: Citizen, winner: Citizen, bountyId: string, submissionId: string, lamports: bigint, expired: boolean) {
+      const { awardOutbox } = server.services;
+      const attemptId = `award_test_${randomBytes(4).toString('hex')}`;
+      expect(await awardOutbox.reserve({ bountyId, attemptId, posterId: poster.id, submissionId, leaseMs: 0 })).toEqual({ ok: true });
+      const recent = await recentBlockhash(connection());
+      const signed = signTransaction(buildSolTransfer({ from: poster.wallet, to: winner.wallet, lamports }, recent), [poster.keypair!], recent);
+      const height = await connection().getBlockHeight('confirmed');
+      expect(
+        await awardOutbox.recordSigned(bountyId, attemptId, {
+          signature: signed.signature,
+          transaction: Buffer.from(signed.wire).toString('base64'),
+          blockhash: signed.blockhash,
+          // An expired blockhash is one whose last valid height the chain has passed.
+          lastValidBlockHeight: expired ? height - 1 : signed.lastValidBlockHeight,
+          leaseMs: 0,
+        }),
+      ).toBe(true);
+      return signed.signature;
+    }
+
+    it('resends a stored payment that never reached the chain, then records it, once across two processes', async () => {
+      const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+      await fund(poster.wallet, 1);
+      const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.04);
+      const signature = await storedButNotSent(poster, submitter, bountyId, submissionId, solToLamports(0.04), false);
+      expect((await connection().getSignatureStatus(signature, { searchTransactionHistory: true })).value).toBeNull();
+
+      // Both processes' passes at once: one of them takes the row.
+      const passes = await Promise.all([recoverAwards(server.services), recoverAwards(second.services)]);
+      expect(passes.flat()).toEqual([{ bounty_id: bountyId, outcome: 'recorded' }]);
+
+      expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'done', signature });
+      expect(await balance(submitter.wallet)).toBe(40_000_000n);
+      expect(await transfersOutOf(poster.wallet)).toEqual([signature]);
+      expect(awardsOf(await ledgerEntries(), bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature }) })]);
+    });
+
+    it('drops a stored payment whose blockhash expired without it landing: the bounty opens again', async () => {
+      const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+      await fund(poster.wallet, 1);
+      const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.04);
+      await storedButNotSent(poster, submitter, bountyId, submissionId, solToLamports(0.04), true);
+
+      expect(await recoverAwards(server.services)).toEqual([{ bounty_id: bountyId, outcome: 'released' }]);
+
+      expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+      expect(await bountyStatus(bountyId)).toBe('open');
+      expect(await balance(submitter.wallet)).toBe(0n);
+      const paid = await award(poster, bountyId, { submission_id: submissionId });
+      expect(paid.status).toBe(200);
+      expect(await transfersOutOf(poster.wallet)).toEqual([paid.body.signature]);
+    });
+  });
+});

@@ -1,0 +1,146 @@
+import { Keypair } from '@solana/web3.js';
+import {
+  ChainError,
+  assertCanPay,
+  balanceLamports,
+  buildSolTransfer,
+  confirmSignature,
+  feeLamports,
+  isBlockhashExpired,
+  keypairFromSecret,
+  recentBlockhash,
+  sendAndConfirm,
+  signTransaction,
+  signatureStatus,
+  solToLamports,
+  type WalletAddress,
+} from '@svc/chain';
+import { localnet, type LocalnetClient } from '../support/localnet';
+
+const SLOT_MS = 400;
+const BLOCKHASH_VALIDITY_SLOTS = 150;
+
+describe('libs/chain against the local chain', () => {
+  let net: LocalnetClient;
+  // The chain's wall clock; moving it on expires blockhashes without waiting a minute.
+  let skewMs = 0;
+
+  beforeAll(async () => {
+    net = await localnet({ now: () => Date.now() + skewMs });
+  }, 60_000);
+  afterAll(async () => {
+    await net?.close();
+  });
+
+  async function signedTransfer(from: Keypair, to: WalletAddress, lamports: bigint) {
+    const recent = await recentBlockhash(net.connection);
+    const transfer = buildSolTransfer({ from: from.publicKey, to, lamports }, recent);
+    const fee = await feeLamports(net.connection, transfer);
+    return { fee, signed: signTransaction(transfer, [from], recent) };
+  }
+
+  async function expectChainError(promise: Promise<unknown>): Promise<ChainError> {
+    const error = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ChainError);
+    return error as ChainError;
+  }
+
+  it('lands a SOL transfer: the receiver gets exactly the amount, the sender pays it plus the fee', async () => {
+    const sender = await net.funded(2);
+    const receiver = Keypair.generate().publicKey;
+    const lamports = solToLamports(0.123456789);
+    const before = await balanceLamports(net.connection, sender.publicKey);
+    const { fee, signed } = await signedTransfer(keypairFromSecret(sender.secretKey), receiver, lamports);
+    expect(fee).toBe(5000n);
+
+    const { signature } = await sendAndConfirm(net.connection, signed);
+
+    expect(signature).toBe(signed.signature);
+    expect(await balanceLamports(net.connection, receiver)).toBe(123_456_789n);
+    expect(await balanceLamports(net.connection, sender.publicKey)).toBe(before - lamports - fee);
+    const landed = await net.connection.getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    expect(landed?.meta?.fee).toBe(5000);
+    expect(landed?.meta?.err).toBeNull();
+    expect(await signatureStatus(net.connection, signature)).toEqual({ state: 'confirmed', slot: expect.any(Number) });
+  });
+
+  it('maps a transfer larger than the balance to insufficient, with the program logs, and moves nothing', async () => {
+    const sender = await net.funded(0.01);
+    const receiver = Keypair.generate().publicKey;
+    const { signed } = await signedTransfer(sender, receiver, solToLamports(1));
+
+    const error = await expectChainError(sendAndConfirm(net.connection, signed));
+
+    expect(error.code).toBe('insufficient');
+    expect(error.logs.join('\n')).toMatch(/insufficient lamports/);
+    expect(error.rejection).toEqual({ code: 'insufficient', message: expect.any(String), details: { logs: error.logs } });
+    expect(await balanceLamports(net.connection, sender.publicKey)).toBe(10_000_000n);
+    expect(await signatureStatus(net.connection, signed.signature)).toEqual({ state: 'not_found' });
+  });
+
+  it('maps a payer the chain has never credited, and one left below the rent minimum, to insufficient', async () => {
+    const ghost = Keypair.generate();
+    const { signed } = await signedTransfer(ghost, Keypair.generate().publicKey, 1_000_000n);
+    expect((await expectChainError(sendAndConfirm(net.connection, signed))).code).toBe('insufficient');
+
+    const sender = await net.funded(0.01);
+    const almostAll = 10_000_000n - 5000n - 100n;
+    const leftBelowRent = await signedTransfer(sender, Keypair.generate().publicKey, almostAll);
+    const refused = await expectChainError(sendAndConfirm(net.connection, leftBelowRent.signed));
+    expect(refused.code).toBe('insufficient');
+    expect(refused.message).toMatch(/rent/);
+  });
+
+  it('checks a payment before signing: amount plus fee, and the rent an account keeps', async () => {
+    const sender = await net.funded(0.01);
+    await expect(assertCanPay(net.connection, sender.publicKey, { lamports: 9_995_000n, fee: 5000n })).resolves.toEqual({ balance: 10_000_000n });
+    await expect(assertCanPay(net.connection, sender.publicKey, { lamports: 1_000_000n, fee: 5000n })).resolves.toEqual({ balance: 10_000_000n });
+    const short = await expectChainError(assertCanPay(net.connection, sender.publicKey, { lamports: 10_000_000n, fee: 5000n }));
+    expect(short.code).toBe('insufficient');
+    expect(short.message).toContain('holds 0.01 SOL; this needs 0.010005 SOL (0.01 SOL + 0.000005 SOL network fee)');
+    const rent = await expectChainError(assertCanPay(net.connection, sender.publicKey, { lamports: 9_994_000n, fee: 5000n }));
+    expect(rent.message).toMatch(/would leave 0\.000001 SOL, below the 0\.00089088 SOL/);
+  });
+
+  it('reports a transaction that landed and failed as tx_failed with its logs, and its status as failed', async () => {
+    const sender = await net.funded(0.01);
+    const { signed } = await signedTransfer(sender, Keypair.generate().publicKey, solToLamports(1));
+
+    // Without the simulation the RPC forwards it, as a validator does, and it fails on-chain.
+    const error = await expectChainError(sendAndConfirm(net.connection, signed, { resend: true }));
+
+    expect(error.code).toBe('tx_failed');
+    expect(error.signature).toBe(signed.signature);
+    expect(error.logs.join('\n')).toMatch(/insufficient lamports/);
+    const status = await signatureStatus(net.connection, signed.signature);
+    expect(status).toMatchObject({ state: 'failed', err: { InstructionError: [0, { Custom: 1 }] } });
+    expect(status.state === 'failed' && status.logs).toEqual(error.logs);
+    expect(await balanceLamports(net.connection, sender.publicKey)).toBe(10_000_000n - 5000n);
+  });
+
+  it('reports an unknown signature as not found', async () => {
+    const { signed } = await signedTransfer(Keypair.generate(), Keypair.generate().publicKey, 1n);
+    expect(await signatureStatus(net.connection, signed.signature)).toEqual({ state: 'not_found' });
+  });
+
+  it('tells when a blockhash has expired, refuses a send on it and reports a never-sent transaction as expired', async () => {
+    const sender = await net.funded(1);
+    const { signed } = await signedTransfer(sender, Keypair.generate().publicKey, 1_000_000n);
+    expect(await isBlockhashExpired(net.connection, signed.lastValidBlockHeight)).toBe(false);
+
+    skewMs += (BLOCKHASH_VALIDITY_SLOTS + 2) * SLOT_MS;
+    expect(await isBlockhashExpired(net.connection, signed.lastValidBlockHeight)).toBe(true);
+
+    const waited = await expectChainError(confirmSignature(net.connection, signed));
+    expect(waited.code).toBe('send_failed');
+    expect(waited.message).toMatch(/expired/);
+    const sent = await expectChainError(sendAndConfirm(net.connection, signed));
+    expect(sent.code).toBe('send_failed');
+    expect(sent.message).toMatch(/Blockhash not found/);
+    expect(await signatureStatus(net.connection, signed.signature)).toEqual({ state: 'not_found' });
+    expect(await balanceLamports(net.connection, sender.publicKey)).toBe(1_000_000_000n);
+  });
+});
