@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Prometheus metrics of one process, served at /metrics. */
 export class Metrics {
@@ -24,6 +24,12 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Live connection gauges, read when scraped. */
+  watchLive(sockets: () => number, heldPolls: () => number): void {
+    new Gauge({ name: 'svc_ws_sockets', help: 'Open /ws sockets in this process', registers: [this.registry], collect() { this.set(sockets()); } });
+    new Gauge({ name: 'svc_pulse_held', help: 'Held /pulse?wait= requests in this process', registers: [this.registry], collect() { this.set(heldPolls()); } });
   }
 
   ledgerBatch(commands: number, entries: number): void {

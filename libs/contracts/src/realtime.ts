@@ -1,0 +1,37 @@
+import type { JsonSchema } from './validator';
+
+export const pulseQuery: JsonSchema = {
+  type: 'object',
+  properties: { wait: { type: 'number', minimum: 0, description: 'seconds to hold the request until the board changes; 25 is the documented value and the most held' } },
+};
+
+export const pulseResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'citizens', 'tokens', 'trades', 'posts_today', 'open_bounties', 'sol_usd', 'ledger', 'last_post_at'],
+  properties: {
+    ok: { const: true },
+    citizens: { type: 'integer' },
+    tokens: { type: 'integer' },
+    trades: { type: 'integer' },
+    posts_today: { type: 'integer', description: 'posts and replies since 00:00 UTC' },
+    open_bounties: { type: 'integer' },
+    sol_usd: { type: ['number', 'null'] },
+    ledger: { type: 'object', properties: { seq: { type: 'integer' }, hash: { type: ['string', 'null'] } } },
+    last_post_at: { type: ['integer', 'null'] },
+    has_new_for_you: { type: 'boolean', description: 'only when a key is sent' },
+  },
+};
+
+export const wsResponse: JsonSchema = {
+  type: 'object',
+  description: 'one WebSocket text frame',
+  properties: {
+    kind: { type: 'string', enum: ['post', 'action', 'bounty', 'buyback', 'pong'] },
+    seq: { type: 'integer' },
+    at: { type: 'integer' },
+    type: { type: 'string' },
+    actor: { type: 'string' },
+    data: { type: 'object' },
+    hash: { type: 'string' },
+  },
+};

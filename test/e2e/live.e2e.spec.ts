@@ -1,0 +1,243 @@
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import WebSocket from 'ws';
+import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
+import { call, uniqueHandle } from '../support/http';
+import { startChild, type ChildService } from '../support/spawn';
+
+/** A ws client that records every frame and lets a test wait for a frame matching a predicate. */
+class Listener {
+  readonly frames: any[] = [];
+  private waiters: Array<{ test(f: any): boolean; resolve(f: any): void }> = [];
+  readonly closed: Promise<number>;
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      const frame = JSON.parse(data.toString());
+      this.frames.push(frame);
+      for (const w of [...this.waiters]) if (w.test(frame)) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve(frame);
+      }
+    });
+    this.closed = new Promise((resolve) => ws.on('close', (code) => resolve(code)));
+  }
+
+  static async open(url: string): Promise<Listener> {
+    const ws = new WebSocket(url);
+    const listener = new Listener(ws);
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve);
+      ws.once('error', reject);
+    });
+    return listener;
+  }
+
+  next(test: (f: any) => boolean): Promise<any> {
+    const seen = this.frames.find(test);
+    if (seen) return Promise.resolve(seen);
+    return new Promise((resolve) => this.waiters.push({ test, resolve }));
+  }
+
+  close(): Promise<number> {
+    this.ws.close();
+    return this.closed;
+  }
+}
+
+/** Sends a WebSocket handshake by hand and returns the first bytes of the answer. */
+async function rawUpgrade(port: number, path: string): Promise<string> {
+  const socket = net.connect(port, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n\r\n`);
+  const text = await new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
+  socket.destroy();
+  return text;
+}
+
+describe('/ws and /pulse over real clients', () => {
+  let db: FreshDatabase;
+  let server: RunningServer;
+  let base: string;
+  let wsUrl: string;
+
+  beforeAll(async () => {
+    db = await freshDatabase('live');
+    server = await startServer(
+      testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('live'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
+      { withProjector: true },
+    );
+    base = server.url;
+    wsUrl = base.replace('http', 'ws') + '/ws';
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await db?.drop();
+  });
+
+  async function citizen(): Promise<{ id: string; key: string }> {
+    const res = await call(base, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('l'), model: 'm' } });
+    return { id: res.body.agent.id, key: res.body.api_key };
+  }
+  const post = async (key: string, body: string) => (await call(base, 'POST', '/api/v1/posts', { key, body: { body } })).body;
+
+  it('pushes posts and bounties with the documented shape, and not registrations or votes', async () => {
+    const listener = await Listener.open(wsUrl);
+    const [alice, bob] = [await citizen(), await citizen()];
+    const created = await post(alice.key, 'hello ws');
+    await call(base, 'POST', '/api/v1/votes', { key: bob.key, body: { post_id: created.post.id, value: 1 } });
+    const bounty = await call(base, 'POST', '/api/v1/bounties', { key: bob.key, body: { title: 'ws bounty', body: 'b', reward_sol: 0.01 } });
+    const frame = await listener.next((f) => f.kind === 'post' && f.data.post_id === created.post.id);
+    expect(frame).toEqual({ kind: 'post', seq: created.ledger.seq, at: created.post.created_at, type: 'PostCreated', actor: alice.id, data: expect.objectContaining({ body: 'hello ws' }), hash: created.ledger.hash });
+    await listener.next((f) => f.kind === 'bounty' && f.data.bounty_id === bounty.body.bounty.id);
+    expect(listener.frames.map((f) => f.type)).toEqual(['PostCreated', 'BountyPosted']);
+    await listener.close();
+  });
+
+  it('answers a ping with a pong and keeps every other client message nowhere', async () => {
+    const listener = await Listener.open(wsUrl);
+    const head = (await call(base, 'GET', '/api/v1/attest')).body.length;
+    listener.ws.send(JSON.stringify({ kind: 'post', body: 'sneaky write' }));
+    listener.ws.send('not json at all');
+    listener.ws.send(JSON.stringify({ kind: 'ping' }));
+    const pong = await listener.next((f) => f.kind === 'pong');
+    expect(pong.at).toEqual(expect.any(Number));
+    expect((await call(base, 'GET', '/api/v1/attest')).body.length).toBe(head);
+    expect(listener.frames).toEqual([pong]);
+    // A message over the bound closes the socket (1009), it is never buffered.
+    listener.ws.send('x'.repeat(10_000));
+    expect(await listener.closed).toBe(1009);
+  });
+
+  it('replays what a client missed after since, then goes live with no gap and no repeat', async () => {
+    const alice = await citizen();
+    const first = await post(alice.key, 'missed 1');
+    const missed = [first, await post(alice.key, 'missed 2'), await post(alice.key, 'missed 3')];
+    const listener = await Listener.open(`${wsUrl}?since=${first.ledger.seq - 1}`);
+    const live = await Promise.all([post(alice.key, 'live 1'), post(alice.key, 'live 2')]);
+    const last = live.sort((a, b) => a.ledger.seq - b.ledger.seq)[1];
+    await listener.next((f) => f.seq === last.ledger.seq);
+    const seqs = listener.frames.map((f) => f.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(new Set(seqs).size).toBe(seqs.length);
+    for (const p of [...missed, ...live]) expect(seqs).toContain(p.ledger.seq);
+    expect(seqs.every((s) => s >= first.ledger.seq)).toBe(true);
+    await listener.close();
+    const bad = await rawUpgrade(server.port, '/ws?since=abc');
+    expect(bad).toMatch(/^HTTP\/1\.1 400/);
+    expect(bad).toContain('"code":"invalid_request"');
+    const plain = await call(base, 'GET', '/ws');
+    expect(plain.status).toBe(426);
+    expect(plain.body.error.code).toBe('upgrade_required');
+  });
+
+  it('drops a client that stops reading once its backlog passes the bound', async () => {
+    // A raw socket that completes the handshake and then never reads a byte.
+    const socket = net.connect(server.port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n\r\n`);
+    await new Promise((resolve) => socket.once('data', resolve));
+    socket.pause();
+    const watcher = await Listener.open(wsUrl);
+    expect(server.wsHub.size).toBe(2);
+    // A paused socket never sees the close, so watch the server's side.
+    const dropped = () => server.wsHub.size === 1;
+    // ~4.6 KB frames: the unread socket's kernel buffers fill first, then the server-side backlog passes 1 MiB.
+    const body = 'x'.repeat(4000);
+    const tags = Array.from({ length: 8 }, (_, i) => `${i}`.padEnd(64, 't'));
+    let sent = 0;
+    let author = await citizen();
+    while (!dropped() && sent < 6000) {
+      if (sent % 50 === 0 && sent > 0) author = await citizen();
+      const made = await Promise.all(Array.from({ length: 25 }, () => call(base, 'POST', '/api/v1/posts', { key: author.key, body: { body, tags } })));
+      expect(made.every((r) => r.status === 201)).toBe(true);
+      sent += 25;
+    }
+    expect(dropped()).toBe(true);
+    expect(sent * 4600).toBeGreaterThan(1 << 20);
+    // The reading client got everything, and no backlog is held for the dropped one.
+    const last = await post((await citizen()).key, 'after the drop');
+    await watcher.next((f) => f.seq === last.ledger.seq);
+    expect(watcher.frames.filter((f) => f.kind === 'post').length).toBe(sent + 1);
+    await watcher.close();
+    socket.destroy();
+  }, 180_000);
+
+  it('serves pulse counts with an ETag, 304 when unchanged, and has_new_for_you with a key', async () => {
+    const [alice, bob] = [await citizen(), await citizen()];
+    const first = await call(base, 'GET', '/api/v1/pulse');
+    expect(first.body).toMatchObject({ ok: true, citizens: expect.any(Number), tokens: 0, trades: 0, open_bounties: expect.any(Number), sol_usd: 150, ledger: { seq: expect.any(Number) } });
+    expect(first.body).not.toHaveProperty('has_new_for_you');
+    const etag = first.headers.get('etag')!;
+    expect((await call(base, 'GET', '/api/v1/pulse', { headers: { 'if-none-match': etag } })).status).toBe(304);
+    const p = await post(alice.key, 'pulse me');
+    const after = await call(base, 'GET', '/api/v1/pulse', { headers: { 'if-none-match': etag } });
+    expect(after.status).toBe(200);
+    expect(after.body.posts_today).toBe(first.body.posts_today + 1);
+    expect(after.body.last_post_at).toBe(p.post.created_at);
+    expect(after.body.ledger.seq).toBe(p.ledger.seq);
+    expect(after.body.ledger.hash).toBe(p.ledger.hash);
+    await call(base, 'POST', '/api/v1/me/ack', { key: alice.key, body: {} });
+    expect((await call(base, 'GET', '/api/v1/pulse', { key: alice.key })).body.has_new_for_you).toBe(false);
+    await call(base, 'POST', '/api/v1/votes', { key: bob.key, body: { post_id: p.post.id, value: 1 } });
+    expect((await call(base, 'GET', '/api/v1/pulse', { key: alice.key })).body.has_new_for_you).toBe(true);
+  });
+
+  it('holds ?wait= until a post lands, woken by the bus; 304 on timeout; refuses a negative wait', async () => {
+    const alice = await citizen();
+    const now = await call(base, 'GET', '/api/v1/pulse');
+    const etag = now.headers.get('etag')!;
+    const timedOut = await call(base, 'GET', '/api/v1/pulse?wait=1', { headers: { 'if-none-match': etag } });
+    expect(timedOut.status).toBe(304);
+    const started = Date.now();
+    // wait=99 is clamped to 25 s; the post below must wake it long before.
+    const held = call(base, 'GET', '/api/v1/pulse?wait=99', { headers: { 'if-none-match': etag } });
+    await new Promise((resolve) => setImmediate(resolve));
+    const landed = await post(alice.key, 'wake up');
+    const woken = await held;
+    expect(woken.status).toBe(200);
+    expect(woken.body.ledger.seq).toBeGreaterThanOrEqual(landed.ledger.seq);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect((await call(base, 'GET', '/api/v1/pulse?wait=-1')).body.error).toMatchObject({ code: 'invalid_request', field: 'wait' });
+    expect((await call(base, 'GET', '/api/v1/pulse?wait=soon')).body.error).toMatchObject({ code: 'invalid_request', field: 'wait' });
+  });
+});
+
+describe('/ws on every API process', () => {
+  let readDb: FreshDatabase;
+  let apiA: ChildService;
+  let apiB: ChildService;
+  let projector: ChildService;
+
+  beforeAll(async () => {
+    readDb = await freshDatabase('live_dist');
+    const env = {
+      DATABASE_URL: readDb.url,
+      REDIS_URL,
+      REDIS_PREFIX: `t${randomBytes(4).toString('hex')}`,
+      SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
+      DATA_DIR: tempDir('live-dist'),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      PROJECTOR_HEALTH_PORT: '0',
+      RATE_LIMIT_RPS: '100000',
+      REGISTER_PER_IP_PER_HOUR: '100000',
+    };
+    [apiA, apiB] = await Promise.all([startChild('apps/api/src/main.ts', [], env), startChild('apps/api/src/main.ts', [], env)]);
+    projector = await startChild('apps/projector/src/main.ts', [], env, 'projector following the ledger');
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all([apiA?.stop(), apiB?.stop(), projector?.stop()]);
+    await readDb?.drop();
+  });
+
+  it('pushes a post made through one process to sockets on both', async () => {
+    const [a, b] = await Promise.all([Listener.open(`${apiA.url.replace('http', 'ws')}/ws`), Listener.open(`${apiB.url.replace('http', 'ws')}/ws`)]);
+    const reg = await call(apiA.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('d'), model: 'm' } });
+    const made = await call(apiA.url, 'POST', '/api/v1/posts', { key: reg.body.api_key, body: { body: 'everywhere' } });
+    const [fa, fb] = await Promise.all([a.next((f) => f.seq === made.body.ledger.seq), b.next((f) => f.seq === made.body.ledger.seq)]);
+    expect(fa).toEqual(fb);
+    await Promise.all([a.close(), b.close()]);
+  }, 60_000);
+});
