@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 const ROOT = resolve(__dirname, '..', '..');
 const COMPOSE_FILE = join(ROOT, 'docker-compose.yml');
 
-const SERVICES = ['eventstore', 'postgres', 'redis', 'api', 'projector', 'gateway'];
+const SERVICES = ['eventstore', 'postgres', 'redis', 'api', 'projector', 'workers', 'gateway'];
 const STORES = ['eventstore', 'postgres', 'redis'];
 const DOCUMENTED_VARS = ['SOLANA_RPC_URL', 'SERVICE_MASTER_KEY', 'PUBLIC_URL', 'POSTGRES_PASSWORD'];
 
@@ -104,7 +104,7 @@ function gatewayNginxConfig(): string {
 }
 
 describe('docker-compose.yml (production shape)', () => {
-  it('defines the six services, each with a healthcheck', () => {
+  it('defines the seven services, each with a healthcheck', () => {
     expect(Object.keys(compose.services).sort()).toEqual([...SERVICES].sort());
     for (const name of SERVICES) {
       const hc = service(name).healthcheck;
@@ -128,7 +128,7 @@ describe('docker-compose.yml (production shape)', () => {
   });
 
   it('points the app processes at the compose stores', () => {
-    for (const name of ['api', 'projector']) {
+    for (const name of ['api', 'projector', 'workers']) {
       const env = envOf(service(name));
       expect(env.EVENTSTORE_URL).toMatch(/^esdb:\/\//);
       expect(env.DATABASE_URL).toMatch(/^postgres:\/\/[^@]+@postgres:5432\//);
@@ -164,7 +164,7 @@ describe('docker-compose.yml (production shape)', () => {
 
   it('builds from Dockerfiles that exist', () => {
     const builds = Object.entries(compose.services).filter(([, svc]) => svc.build !== undefined);
-    expect(builds.map(([name]) => name).sort()).toEqual(['api', 'projector']);
+    expect(builds.map(([name]) => name).sort()).toEqual(['api', 'projector', 'workers']);
     for (const [name, svc] of builds) {
       const build = typeof svc.build === 'string' ? { context: svc.build } : svc.build ?? {};
       const context = resolve(ROOT, build.context ?? '.');

@@ -1,0 +1,50 @@
+import { DOORBELL_KINDS, DOORBELLS_PER_CITIZEN, registerDoorbellBody, registerDoorbellResponse, type DoorbellKind } from '@svc/contracts';
+import { checkDoorbellUrl } from '@svc/app-workers';
+import { ApiError } from '../../http/errors';
+import { defineRoute } from '../../http/route';
+import { doorbellView } from './view';
+
+interface RegisterDoorbellBody {
+  url: string;
+  secret?: string;
+  kinds?: DoorbellKind[];
+}
+
+export default defineRoute<RegisterDoorbellBody>({
+  method: 'post',
+  path: '/api/v1/doorbell',
+  auth: 'auth',
+  status: 201,
+  tag: 'Doorbells',
+  summary: 'Register a webhook: an https URL that receives post, action and/or bounty events; at most 3 per citizen',
+  description:
+    'Each matching ledger entry after the registration is POSTed as JSON `{kind, seq, at, data}` (data: the entry’s data plus its ' +
+    '`type`, `actor` and `hash`) with headers `x-svc-delivery`, `x-svc-seq`, `x-svc-kind` and, when a `secret` is set, ' +
+    '`x-svc-signature: sha256=<hex HMAC-SHA256 of the raw body>`. A 2xx answer within 5 s is a delivery; redirects are not followed. ' +
+    'Failures are retried with exponential backoff; after 10 consecutive failures the doorbell is muted. Registering the same URL ' +
+    'again replaces its kinds and secret (an omitted secret means unsigned), resets its failures, unmutes it and does not count as ' +
+    `another doorbell (\`updated: true\`). A ${DOORBELLS_PER_CITIZEN + 1}th URL is 400 invalid_request. The URL must be https on a public ` +
+    'host: no credentials, no private, loopback, link-local, CGNAT, multicast or metadata address, no local name; the address a ' +
+    'name resolves to is checked again at every delivery. The secret is stored sealed and never shown again.',
+  body: registerDoorbellBody,
+  response: registerDoorbellResponse,
+  async handle({ body, agentId }, { config, doorbells, store }) {
+    const checked = checkDoorbellUrl(body.url, { allowLoopback: config.doorbellAllowLoopback });
+    if (!checked.ok) throw new ApiError(400, 'invalid_request', checked.problem, { field: 'url' });
+    const kinds = body.kinds ? DOORBELL_KINDS.filter((k) => body.kinds!.includes(k)) : [...DOORBELL_KINDS];
+    const outcome = await doorbells.register({
+      agentId: agentId!,
+      url: checked.url,
+      kinds,
+      secret: body.secret,
+      ledgerHead: await store.headRevision('ledger'),
+      limit: DOORBELLS_PER_CITIZEN,
+    });
+    if (!outcome.ok) {
+      throw new ApiError(400, 'invalid_request', `at most ${outcome.limit} doorbells per citizen: remove one first (DELETE /api/v1/doorbell?id=door_...)`, {
+        field: 'url',
+      });
+    }
+    return { body: { doorbell: doorbellView(outcome.doorbell), updated: !outcome.created } };
+  },
+});

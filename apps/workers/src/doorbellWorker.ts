@@ -1,0 +1,256 @@
+import type https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { Logger } from 'pino';
+import { PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
+import { kindOf } from '@svc/domain';
+import { RINGING_KINDS, type ClaimedDelivery, type DoorbellStore } from '@svc/vault';
+import { createDoorbellAgent, postOnce, signBody } from './delivery';
+
+/** Wakes every worker at once, e.g. after a replay queued deliveries from an API process. */
+export const DOORBELL_CHANNEL = 'doorbells';
+
+/** Knobs with production defaults; tests shorten the backoff instead of sleeping. */
+export interface DoorbellWorkerTuning {
+  /** First retry delay; each further try doubles it, with jitter, up to backoffMaxMs. */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** The whole exchange with a receiver: connect, TLS, answer. */
+  timeoutMs?: number;
+  /** Looks for work this often even without a bus notification (one may be missed). */
+  pollMs?: number;
+  /** Deliveries in flight at once in this process. */
+  concurrency?: number;
+  /** How long a claimed delivery stays this worker's before another may take it (a crashed worker). */
+  leaseMs?: number;
+  /** How long stop() waits for deliveries in flight before cutting them off and giving them back. */
+  stopGraceMs?: number;
+  /** Ledger entries examined per fan-out transaction. */
+  fanoutBatch?: number;
+  /** Stands in for DNS (tests). */
+  lookup?: LookupFunction;
+  /** Jitter source, for a deterministic test of the backoff. */
+  random?: () => number;
+}
+
+export interface DoorbellWorkerOptions extends DoorbellWorkerTuning {
+  store: DoorbellStore;
+  bus?: Bus;
+  log: Logger;
+  allowLoopback: boolean;
+  caFile?: string;
+}
+
+const DEFAULTS = {
+  backoffBaseMs: 5_000,
+  backoffMaxMs: 3_600_000,
+  timeoutMs: 5_000,
+  pollMs: 3_000,
+  concurrency: 8,
+  leaseMs: 60_000,
+  stopGraceMs: 10_000,
+  fanoutBatch: 1_000,
+};
+
+/**
+ * Exponential backoff with jitter: the n-th retry (from 1) waits between half and all of
+ * min(max, base * 2^(n-1)), so receivers that failed together do not get retried together.
+ */
+export function backoffMs(tries: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, tries - 1));
+  return Math.round(ceiling / 2 + (ceiling / 2) * random());
+}
+
+/** The JSON a doorbell receives: `{kind, seq, at, data}`, data being the entry's data with its type, actor and hash. */
+export function deliveryPayload(delivery: Pick<ClaimedDelivery, 'kind' | 'seq' | 'entry'>): Record<string, unknown> {
+  const entry = delivery.entry!;
+  return { kind: delivery.kind, seq: entry.seq, at: entry.at, data: { ...entry.data, type: entry.type, actor: entry.actor, hash: entry.hash } };
+}
+
+export interface RunningDoorbellWorker {
+  /** Looks for work now (fan-out and due deliveries). */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Follows the ledger (the read model's `entries`) to queue deliveries, and delivers what is due, in
+ * this process. Any number of these may run against one database: the fan-out position and the
+ * deliveries are claimed with row locks, never held in memory.
+ */
+export async function startDoorbellWorker(options: DoorbellWorkerOptions): Promise<RunningDoorbellWorker> {
+  const worker = new DoorbellWorker(options, await createDoorbellAgent(options));
+  await worker.start();
+  return worker;
+}
+
+class DoorbellWorker implements RunningDoorbellWorker {
+  private readonly tuning: Required<Omit<DoorbellWorkerTuning, 'lookup' | 'random'>>;
+  private readonly random: () => number;
+  private readonly inFlight = new Map<Promise<void>, AbortController>();
+  private stopping = false;
+  private wakeRequested = false;
+  private wakeUp: (() => void) | undefined;
+  private loopDone: Promise<void> = Promise.resolve();
+  private unsubscribe: Array<() => Promise<void>> = [];
+  private stopped: Promise<void> | undefined;
+
+  constructor(
+    private readonly options: DoorbellWorkerOptions,
+    private readonly agent: https.Agent,
+  ) {
+    const pick = <K extends keyof typeof DEFAULTS>(key: K) => options[key] ?? DEFAULTS[key];
+    this.tuning = {
+      backoffBaseMs: pick('backoffBaseMs'),
+      backoffMaxMs: pick('backoffMaxMs'),
+      timeoutMs: pick('timeoutMs'),
+      pollMs: pick('pollMs'),
+      concurrency: Math.max(1, pick('concurrency')),
+      leaseMs: Math.max(pick('leaseMs'), pick('timeoutMs') * 2),
+      stopGraceMs: pick('stopGraceMs'),
+      fanoutBatch: pick('fanoutBatch'),
+    };
+    this.random = options.random ?? Math.random;
+  }
+
+  async start(): Promise<void> {
+    const { bus } = this.options;
+    if (bus) {
+      this.unsubscribe.push(
+        await bus.subscribe(PROJECTED_CHANNEL, (message) => {
+          if (rings(message)) this.wake();
+        }),
+      );
+      this.unsubscribe.push(await bus.subscribe(DOORBELL_CHANNEL, () => this.wake()));
+    }
+    this.loopDone = this.loop();
+    this.options.log.info({ concurrency: this.tuning.concurrency, allow_loopback: this.options.allowLoopback }, 'doorbell worker started');
+  }
+
+  wake(): void {
+    this.wakeRequested = true;
+    this.wakeUp?.();
+  }
+
+  private async loop(): Promise<void> {
+    const { store, log } = this.options;
+    while (!this.stopping) {
+      this.wakeRequested = false;
+      let again = false;
+      let soon = false;
+      try {
+        const fanned = await store.fanOut(this.tuning.fanoutBatch);
+        again ||= fanned.more;
+        soon ||= fanned.locked;
+        const free = this.tuning.concurrency - this.inFlight.size;
+        if (free > 0 && !this.stopping) {
+          const claimed = await store.claimDue(free, this.tuning.leaseMs);
+          // With every slot taken, the next pass comes when one frees up (launch wakes the loop).
+          for (const delivery of claimed) this.launch(delivery);
+        }
+      } catch (error) {
+        if (this.stopping) break;
+        log.warn({ err: error }, 'doorbell worker pass failed; trying again');
+        await this.sleep(this.tuning.pollMs);
+        continue;
+      }
+      if (again || this.wakeRequested) continue;
+      let waitMs = this.tuning.pollMs;
+      if (soon) waitMs = Math.min(waitMs, 50);
+      else if (this.inFlight.size < this.tuning.concurrency) {
+        const due = await store.msUntilNextDue().catch(() => undefined);
+        // At least a beat: a row due now that this pass did not get is being claimed by another worker.
+        if (due !== undefined) waitMs = Math.min(waitMs, Math.max(10, Math.ceil(due)));
+      }
+      await this.sleep(waitMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.wakeRequested || this.stopping) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = () => {
+        this.wakeUp = undefined;
+        done();
+      };
+    });
+  }
+
+  private launch(delivery: ClaimedDelivery): void {
+    const controller = new AbortController();
+    const running: Promise<void> = this.deliver(delivery, controller.signal)
+      .catch((error) => this.options.log.error({ err: error, delivery: delivery.id }, 'doorbell delivery could not be recorded; it is retried when its lease ends'))
+      .finally(() => {
+        this.inFlight.delete(running);
+        this.wake();
+      });
+    this.inFlight.set(running, controller);
+  }
+
+  private async deliver(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
+    const { store, log } = this.options;
+    if (!delivery.entry) {
+      // The read model is being rebuilt: try again shortly, without counting it against the receiver.
+      await store.release(delivery, 1_000);
+      return;
+    }
+    let outcome;
+    if (delivery.sealError) {
+      outcome = { ok: false, httpStatus: null, error: delivery.sealError, startedAt: Date.now(), durationMs: 0, aborted: false };
+    } else {
+      const body = Buffer.from(JSON.stringify(deliveryPayload(delivery)), 'utf8');
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'user-agent': 'svc-doorbell/1',
+        'x-svc-delivery': delivery.id,
+        'x-svc-seq': String(delivery.seq),
+        'x-svc-kind': delivery.kind,
+      };
+      if (delivery.secret) headers['x-svc-signature'] = signBody(delivery.secret, body);
+      outcome = await postOnce(this.agent, delivery.url, body, headers, { timeoutMs: this.tuning.timeoutMs, signal });
+    }
+    if (outcome.aborted) {
+      await store.release(delivery);
+      return;
+    }
+    const retryInMs = backoffMs(delivery.tries, this.tuning.backoffBaseMs, this.tuning.backoffMaxMs, this.random);
+    const recorded = await store.recordAttempt(delivery, outcome, retryInMs);
+    if (recorded.muted && !outcome.ok) log.warn({ doorbell: delivery.doorbellId }, 'doorbell muted after consecutive failures');
+    log.debug({ delivery: delivery.id, doorbell: delivery.doorbellId, seq: delivery.seq, ok: outcome.ok, http_status: outcome.httpStatus }, 'doorbell attempt');
+  }
+
+  /**
+   * Stops looking for work, lets deliveries in flight finish for up to stopGraceMs, then cuts the rest
+   * off and gives their rows back (due at once) for another worker or the next start.
+   */
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      this.stopping = true;
+      this.wake();
+      await Promise.all(this.unsubscribe.splice(0).map((unsubscribe) => unsubscribe().catch(() => undefined)));
+      await this.loopDone;
+      const all = Promise.allSettled([...this.inFlight.keys()]);
+      let timer: NodeJS.Timeout | undefined;
+      const graceOver = await Promise.race([all.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), this.tuning.stopGraceMs)))]);
+      clearTimeout(timer);
+      if (graceOver) {
+        for (const controller of this.inFlight.values()) controller.abort();
+        await Promise.allSettled([...this.inFlight.keys()]);
+      }
+      this.agent.destroy();
+      this.options.log.info('doorbell worker stopped');
+    })();
+    return this.stopped;
+  }
+}
+
+/** Whether a projector notification carries an entry a doorbell rings for (none listed: look anyway). */
+function rings(message: Notification): boolean {
+  const entries = message.entries;
+  if (!Array.isArray(entries)) return true;
+  return entries.some((entry) => RINGING_KINDS.includes(kindOf(String((entry as { type?: unknown }).type))));
+}

@@ -1,0 +1,3 @@
+export * from './doorbellWorker';
+export * from './delivery';
+export * from './ssrf';

@@ -1,0 +1,145 @@
+import { millis, seq } from './common';
+import type { JsonSchema } from './validator';
+
+export const DOORBELL_KINDS = ['post', 'action', 'bounty'] as const;
+export type DoorbellKind = (typeof DOORBELL_KINDS)[number];
+
+/** At most this many doorbells per citizen (the spec's limit). */
+export const DOORBELLS_PER_CITIZEN = 3;
+
+export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'skipped'] as const;
+
+const doorbellId: JsonSchema = { type: 'string', pattern: '^door_[0-9A-Z]{26}$', description: 'a doorbell id (`door_` + ULID)' };
+const deliveryId: JsonSchema = { type: 'string', pattern: '^dlv_[0-9A-Z]{26}$', description: 'a delivery id (`dlv_` + ULID)' };
+
+export const doorbellView: JsonSchema = {
+  type: 'object',
+  required: ['id', 'url', 'kinds', 'has_secret', 'muted', 'failures', 'created_at'],
+  properties: {
+    id: { type: 'string' },
+    url: { type: 'string' },
+    kinds: { type: 'array', items: { type: 'string', enum: [...DOORBELL_KINDS] } },
+    has_secret: { type: 'boolean', description: 'deliveries are signed; the secret itself is never shown again' },
+    muted: { type: 'boolean', description: 'true after 10 consecutive failed deliveries; registering the same URL again unmutes' },
+    failures: { type: 'integer', description: 'consecutive failed delivery attempts; a success resets it' },
+    created_at: { type: 'integer' },
+  },
+};
+
+export const registerDoorbellBody: JsonSchema = {
+  type: 'object',
+  required: ['url'],
+  properties: {
+    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'an https URL on a public host; no credentials in it' },
+    secret: { type: 'string', minLength: 1, maxLength: 256, description: 'HMAC-SHA256 key: each delivery carries `x-svc-signature: sha256=<hex>` of the raw body' },
+    kinds: {
+      type: 'array',
+      minItems: 1,
+      maxItems: DOORBELL_KINDS.length,
+      uniqueItems: true,
+      items: { type: 'string', enum: [...DOORBELL_KINDS] },
+      description: 'which events ring it; all three when left out',
+    },
+  },
+};
+
+export const registerDoorbellResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'doorbell'],
+  properties: {
+    ok: { const: true },
+    doorbell: doorbellView,
+    updated: { type: 'boolean', description: 'true when this URL was registered already: kinds and secret replaced, failures reset, unmuted' },
+  },
+};
+
+export const listDoorbellsResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'doorbells'],
+  properties: { ok: { const: true }, doorbells: { type: 'array', items: doorbellView } },
+};
+
+export const removeDoorbellQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    id: doorbellId,
+    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'the URL it was registered with' },
+  },
+};
+
+export const removeDoorbellResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'removed'],
+  properties: { ok: { const: true }, removed: { type: 'object', required: ['id', 'url'], properties: { id: { type: 'string' }, url: { type: 'string' } } } },
+};
+
+export const deliveriesQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    id: { ...doorbellId, description: 'only this doorbell’s deliveries' },
+    status: { type: 'string', enum: [...DELIVERY_STATUSES] },
+    limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+    before: { ...deliveryId, description: 'page on: `next_before` of the previous page' },
+  },
+};
+
+const attemptView: JsonSchema = {
+  type: 'object',
+  required: ['n', 'at', 'ok', 'http_status', 'error', 'duration_ms'],
+  properties: {
+    n: { type: 'integer', description: 'attempt number, from 1' },
+    at: millis,
+    ok: { type: 'boolean' },
+    http_status: { type: ['integer', 'null'], description: 'the receiver’s status; null when no answer came' },
+    error: { type: ['string', 'null'] },
+    duration_ms: { type: 'integer' },
+  },
+};
+
+export const deliveryView: JsonSchema = {
+  type: 'object',
+  required: ['id', 'doorbell_id', 'seq', 'kind', 'status', 'attempts', 'next_attempt_at', 'created_at', 'delivered_at', 'last_http_status', 'last_error', 'log'],
+  properties: {
+    id: { type: 'string' },
+    doorbell_id: { type: 'string' },
+    seq: { ...seq, description: 'the ledger entry delivered' },
+    kind: { type: 'string', enum: [...DOORBELL_KINDS] },
+    status: {
+      type: 'string',
+      enum: [...DELIVERY_STATUSES],
+      description: 'pending (queued or waiting to retry), delivered (2xx), failed (gave up after 10 attempts), skipped (the doorbell was muted)',
+    },
+    attempts: { type: 'integer' },
+    next_attempt_at: { ...millis, type: ['integer', 'null'], description: 'when a pending delivery is tried next' },
+    created_at: millis,
+    delivered_at: { type: ['integer', 'null'] },
+    last_http_status: { type: ['integer', 'null'] },
+    last_error: { type: ['string', 'null'] },
+    log: { type: 'array', items: attemptView, description: 'the latest attempts, newest last' },
+  },
+};
+
+export const deliveriesResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'deliveries', 'next_before'],
+  properties: { ok: { const: true }, deliveries: { type: 'array', items: deliveryView }, next_before: { type: ['string', 'null'] } },
+};
+
+export const replayDoorbellBody: JsonSchema = {
+  type: 'object',
+  properties: {
+    delivery_id: { ...deliveryId, description: 'queue this one delivery again' },
+    id: { ...doorbellId, description: 'with after_seq: queue every matching ledger entry after that seq for this doorbell' },
+    after_seq: { ...seq, description: 'with id: entries with a larger seq are delivered again (or for the first time)' },
+  },
+};
+
+export const replayDoorbellResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'requeued', 'next_after_seq'],
+  properties: {
+    ok: { const: true },
+    requeued: { type: 'integer', description: 'deliveries queued (again), due now; one being sent at this moment is left to finish' },
+    next_after_seq: { type: ['integer', 'null'], description: 'when more entries remain: call again with this after_seq' },
+  },
+};

@@ -1,0 +1,661 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import { monotonicFactory } from 'ulid';
+import { execAll, migrate, quoteIdent, type Migration, type SqlDatabase } from '@svc/readmodel';
+import { seal, unseal } from './crypto';
+
+const ulid = monotonicFactory();
+
+/** Consecutive failed attempts after which a doorbell is muted (the spec's "muted after 10 failures"). */
+export const MUTE_AFTER_FAILURES = 10;
+/** Attempts one delivery gets before it is given up as `failed` (a replay queues it again). */
+export const MAX_TRIES = 10;
+/** The ledger kinds a doorbell can ring for. */
+export const RINGING_KINDS: readonly string[] = ['post', 'action', 'bounty'];
+
+const FANOUT = 'main';
+
+const migrations: Migration[] = [
+  {
+    name: 'doorbells_001',
+    up: (db, schema) =>
+      execAll(db, [
+        `create table ${schema}.doorbells (
+           id text primary key,
+           agent_id text not null,
+           url text not null,
+           kinds text not null,
+           secret_sealed text,
+           muted boolean not null default false,
+           muted_at bigint,
+           failures integer not null default 0,
+           after_seq bigint not null,
+           created_at bigint not null,
+           updated_at bigint not null,
+           unique (agent_id, url))`,
+        `create table ${schema}.doorbell_deliveries (
+           id text primary key,
+           doorbell_id text not null references ${schema}.doorbells (id) on delete cascade,
+           agent_id text not null,
+           seq bigint not null,
+           kind text not null,
+           status text not null check (status in ('pending', 'delivered', 'failed', 'skipped')),
+           attempts integer not null default 0,
+           tries integer not null default 0,
+           due_at timestamptz not null default now(),
+           claim_id text,
+           last_http_status integer,
+           last_error text,
+           created_at bigint not null,
+           updated_at bigint not null,
+           delivered_at bigint,
+           unique (doorbell_id, seq))`,
+        `create index doorbell_deliveries_due on ${schema}.doorbell_deliveries (due_at) where status = 'pending'`,
+        `create index doorbell_deliveries_owner on ${schema}.doorbell_deliveries (agent_id, seq desc, id desc)`,
+        `create table ${schema}.doorbell_attempts (
+           delivery_id text not null references ${schema}.doorbell_deliveries (id) on delete cascade,
+           n integer not null,
+           started_at bigint not null,
+           duration_ms integer not null,
+           http_status integer,
+           error text,
+           ok boolean not null,
+           primary key (delivery_id, n))`,
+        `create table ${schema}.doorbell_fanout (name text primary key, seq bigint not null)`,
+        `insert into ${schema}.doorbell_fanout (name, seq) values ('${FANOUT}', -1)`,
+      ]),
+  },
+];
+
+export interface Doorbell {
+  id: string;
+  agentId: string;
+  url: string;
+  kinds: string[];
+  hasSecret: boolean;
+  muted: boolean;
+  failures: number;
+  createdAt: number;
+  /** Ledger entries with a larger seq ring it: it was registered after this one. */
+  afterSeq: number;
+}
+
+export interface DoorbellRegistration {
+  agentId: string;
+  /** Already checked and normalized by the caller. */
+  url: string;
+  kinds: string[];
+  secret?: string;
+  /** The ledger head when the request arrived (`store.headRevision('ledger')`). */
+  ledgerHead: number;
+  /** How many doorbells one citizen may hold. */
+  limit: number;
+}
+
+export type RegistrationOutcome = { ok: true; doorbell: Doorbell; created: boolean } | { ok: false; limit: number };
+
+/** The ledger entry a delivery carries, as stored in the read model (`data` included). */
+export interface DeliveredEntry {
+  seq: number;
+  type: string;
+  at: number;
+  actor: string;
+  data: Record<string, unknown>;
+  hash: string;
+}
+
+/** A delivery one worker holds until it records the outcome (or its lease runs out). */
+export interface ClaimedDelivery {
+  id: string;
+  claimId: string;
+  doorbellId: string;
+  url: string;
+  /** The HMAC key, unsealed; `sealError` when it could not be (then nothing is sent unsigned). */
+  secret?: Buffer;
+  sealError?: string;
+  seq: number;
+  kind: string;
+  /** The number of this attempt over the delivery's life, from 1. */
+  attempt: number;
+  /** Attempts since the delivery was last queued. */
+  tries: number;
+  /** Undefined while the read model does not hold the entry (e.g. during a rebuild). */
+  entry?: DeliveredEntry;
+}
+
+export interface AttemptOutcome {
+  startedAt: number;
+  durationMs: number;
+  httpStatus: number | null;
+  error: string | null;
+  ok: boolean;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'skipped';
+
+export interface DeliveryAttempt {
+  n: number;
+  at: number;
+  ok: boolean;
+  http_status: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+export interface DeliveryLogItem {
+  id: string;
+  doorbell_id: string;
+  seq: number;
+  kind: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: number | null;
+  created_at: number;
+  delivered_at: number | null;
+  last_http_status: number | null;
+  last_error: string | null;
+  log: DeliveryAttempt[];
+}
+
+export type ReplayOutcome =
+  | { ok: true; requeued: number; nextAfterSeq: number | null }
+  | { ok: false; reason: 'not_found' | 'muted' };
+
+const ATTEMPTS_SHOWN = 20;
+
+/**
+ * Doorbells (webhooks) and their delivery log, private to the service: registrations with sealed
+ * secrets, one delivery row per (doorbell, ledger seq), and one row per attempt. The fan-out
+ * checkpoint lives here too, so several worker processes share one position in the ledger.
+ */
+export class DoorbellStore {
+  constructor(
+    private readonly database: SqlDatabase,
+    private readonly masterKey: Buffer,
+    /** Where the projector keeps `entries` (the ledger as rows). */
+    private readonly readModelSchema: string,
+    private readonly schema = 'vault',
+  ) {}
+
+  async init(): Promise<this> {
+    await migrate(this.database.db, this.schema, migrations);
+    return this;
+  }
+
+  private get db(): Kysely<any> {
+    return this.database.db;
+  }
+
+  private t(name: 'doorbells' | 'doorbell_deliveries' | 'doorbell_attempts' | 'doorbell_fanout'): string {
+    return `${this.schema}.${name}`;
+  }
+
+  private raw(name: 'doorbells' | 'doorbell_deliveries' | 'doorbell_attempts' | 'doorbell_fanout') {
+    return sql.raw(`${quoteIdent(this.schema)}.${name}`);
+  }
+
+  private get entries() {
+    return sql.raw(`${quoteIdent(this.readModelSchema)}.entries`);
+  }
+
+  /**
+   * Registers a URL, or updates the caller's registration of the same URL: new kinds and secret, failures
+   * reset, unmuted. A per-citizen lock holds the limit under concurrent registrations; reading the fan-out
+   * position under a share lock means the new doorbell rings for every entry the fan-out has not passed.
+   */
+  async register(input: DoorbellRegistration): Promise<RegistrationOutcome> {
+    return this.db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext(${`doorbells:${input.agentId}`}))`.execute(trx);
+      const fanout = await sql<{ seq: number }>`select seq from ${this.raw('doorbell_fanout')} where name = ${FANOUT} for share`.execute(trx);
+      const afterSeq = Math.max(input.ledgerHead, Number(fanout.rows[0]?.seq ?? -1));
+      const now = Date.now();
+      const existing = await trx
+        .selectFrom(this.t('doorbells'))
+        .select('id')
+        .where('agent_id', '=', input.agentId)
+        .where('url', '=', input.url)
+        .executeTakeFirst();
+      if (existing) {
+        const row = await trx
+          .updateTable(this.t('doorbells'))
+          .set({
+            kinds: input.kinds.join(','),
+            secret_sealed: this.sealSecret(existing.id, input.secret),
+            failures: 0,
+            muted: false,
+            muted_at: null,
+            updated_at: now,
+          })
+          .where('id', '=', existing.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        return { ok: true as const, created: false, doorbell: toDoorbell(row) };
+      }
+      const held = await trx
+        .selectFrom(this.t('doorbells'))
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('agent_id', '=', input.agentId)
+        .executeTakeFirst();
+      if (Number(held?.n ?? 0) >= input.limit) return { ok: false as const, limit: input.limit };
+      const id = `door_${ulid()}`;
+      const row = await trx
+        .insertInto(this.t('doorbells'))
+        .values({
+          id,
+          agent_id: input.agentId,
+          url: input.url,
+          kinds: input.kinds.join(','),
+          secret_sealed: this.sealSecret(id, input.secret),
+          after_seq: afterSeq,
+          created_at: now,
+          updated_at: now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return { ok: true as const, created: true, doorbell: toDoorbell(row) };
+    });
+  }
+
+  private sealSecret(doorbellId: string, secret: string | undefined): string | null {
+    return secret === undefined ? null : seal(this.masterKey, Buffer.from(secret, 'utf8'), `doorbell:${doorbellId}`);
+  }
+
+  async list(agentId: string): Promise<Doorbell[]> {
+    const rows = await this.db.selectFrom(this.t('doorbells')).selectAll().where('agent_id', '=', agentId).orderBy('id').execute();
+    return rows.map(toDoorbell);
+  }
+
+  async get(doorbellId: string): Promise<Doorbell | undefined> {
+    const row = await this.db.selectFrom(this.t('doorbells')).selectAll().where('id', '=', doorbellId).executeTakeFirst();
+    return row ? toDoorbell(row) : undefined;
+  }
+
+  /** Removes the caller's doorbell (and its delivery log) by id or by URL. */
+  async remove(agentId: string, by: { id: string } | { url: string }): Promise<{ id: string; url: string } | undefined> {
+    let query = this.db.deleteFrom(this.t('doorbells')).where('agent_id', '=', agentId);
+    query = 'id' in by ? query.where('id', '=', by.id) : query.where('url', '=', by.url);
+    const row = await query.returning(['id', 'url']).executeTakeFirst();
+    return row ? { id: row.id as string, url: row.url as string } : undefined;
+  }
+
+  /**
+   * Queues a delivery for every active doorbell that rings for each entry after the fan-out position, and
+   * moves the position, in one transaction. SKIP LOCKED: while another worker fans out, this one does not
+   * wait (`locked`). The unique (doorbell, seq) makes a repeated fan-out harmless.
+   */
+  async fanOut(limit: number): Promise<{ locked: boolean; queued: number; more: boolean }> {
+    return this.db.transaction().execute(async (trx) => {
+      const position = await sql<{ seq: number }>`select seq from ${this.raw('doorbell_fanout')} where name = ${FANOUT} for update skip locked`.execute(trx);
+      if (position.rows.length === 0) return { locked: true, queued: 0, more: false };
+      const from = Number(position.rows[0]!.seq);
+      const doorbells = await trx.selectFrom(this.t('doorbells')).select(['id', 'agent_id', 'kinds', 'after_seq']).where('muted', '=', false).execute();
+      if (doorbells.length === 0) {
+        // Nothing can ring: jump to what is projected instead of walking the ledger.
+        const head = await sql<{ seq: number | null }>`select max(seq) as seq from ${this.entries}`.execute(trx);
+        const to = head.rows[0]?.seq === null || head.rows[0]?.seq === undefined ? from : Number(head.rows[0].seq);
+        if (to > from) await this.moveFanout(trx, to);
+        return { locked: false, queued: 0, more: false };
+      }
+      // No doorbell rings for an entry at or below every doorbell's registration point, and every later
+      // registration starts at or above this position: skip straight there.
+      const start = Math.max(from, Math.min(...doorbells.map((d) => Number(d.after_seq))));
+      const entries = await sql<{ seq: number; kind: string }>`
+        select seq, kind from ${this.entries} where seq > ${start} order by seq limit ${limit}`.execute(trx);
+      if (entries.rows.length === 0) {
+        if (start > from) await this.moveFanout(trx, start);
+        return { locked: false, queued: 0, more: false };
+      }
+      const now = Date.now();
+      const rows: Record<string, unknown>[] = [];
+      for (const entry of entries.rows) {
+        const seq = Number(entry.seq);
+        if (!RINGING_KINDS.includes(entry.kind)) continue;
+        for (const doorbell of doorbells) {
+          if (seq <= Number(doorbell.after_seq) || !String(doorbell.kinds).split(',').includes(entry.kind)) continue;
+          rows.push({ id: `dlv_${ulid()}`, doorbell_id: doorbell.id, agent_id: doorbell.agent_id, seq, kind: entry.kind, status: 'pending', created_at: now, updated_at: now });
+        }
+      }
+      for (let i = 0; i < rows.length; i += 500) {
+        await trx
+          .insertInto(this.t('doorbell_deliveries'))
+          .values(rows.slice(i, i + 500))
+          .onConflict((oc) => oc.columns(['doorbell_id', 'seq']).doNothing())
+          .execute();
+      }
+      await this.moveFanout(trx, Number(entries.rows[entries.rows.length - 1]!.seq));
+      return { locked: false, queued: rows.length, more: entries.rows.length === limit };
+    });
+  }
+
+  private async moveFanout(trx: Kysely<any>, seq: number): Promise<void> {
+    await trx.updateTable(this.t('doorbell_fanout')).set({ seq }).where('name', '=', FANOUT).execute();
+  }
+
+  async fanoutPosition(): Promise<number> {
+    const row = await this.db.selectFrom(this.t('doorbell_fanout')).select('seq').where('name', '=', FANOUT).executeTakeFirst();
+    return Number(row?.seq ?? -1);
+  }
+
+  /**
+   * Takes up to `max` due deliveries of unmuted doorbells for this worker. SKIP LOCKED keeps two workers
+   * off the same rows; the lease (due_at pushed forward) keeps the next claim off them while this worker
+   * sends outside the transaction, and hands them to another worker if this one dies.
+   */
+  async claimDue(max: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+    const claimId = randomUUID();
+    const claimed = await this.db.transaction().execute(async (trx) => {
+      const due = await sql<{ id: string }>`
+        select d.id from ${this.raw('doorbell_deliveries')} d
+          join ${this.raw('doorbells')} b on b.id = d.doorbell_id
+         where d.status = 'pending' and d.due_at <= now() and not b.muted
+         order by d.due_at
+         limit ${max}
+         for update of d skip locked`.execute(trx);
+      if (due.rows.length === 0) return [];
+      return trx
+        .updateTable(this.t('doorbell_deliveries'))
+        .set({
+          claim_id: claimId,
+          attempts: sql`attempts + 1`,
+          tries: sql`tries + 1`,
+          due_at: sql`now() + ${Math.max(1, Math.round(leaseMs))} * interval '1 millisecond'`,
+          updated_at: Date.now(),
+        })
+        .where(
+          'id',
+          'in',
+          due.rows.map((r) => r.id),
+        )
+        .returning(['id', 'doorbell_id', 'seq', 'kind', 'attempts', 'tries'])
+        .execute();
+    });
+    if (claimed.length === 0) return [];
+    const doorbellIds = [...new Set(claimed.map((c) => c.doorbell_id as string))];
+    const doorbells = await this.db.selectFrom(this.t('doorbells')).select(['id', 'url', 'secret_sealed']).where('id', 'in', doorbellIds).execute();
+    const byId = new Map(doorbells.map((d) => [d.id as string, d]));
+    const seqs = [...new Set(claimed.map((c) => Number(c.seq)))];
+    const bodies = await sql<{ seq: number; body: string }>`select seq, body from ${this.entries} where seq in (${sql.join(seqs)})`.execute(this.db);
+    const entryBySeq = new Map(bodies.rows.map((r) => [Number(r.seq), toDeliveredEntry(r.body)]));
+    const out: ClaimedDelivery[] = [];
+    for (const row of claimed) {
+      const doorbell = byId.get(row.doorbell_id as string);
+      if (!doorbell) continue; // removed meanwhile: its rows go with it
+      const delivery: ClaimedDelivery = {
+        id: row.id as string,
+        claimId,
+        doorbellId: doorbell.id as string,
+        url: doorbell.url as string,
+        seq: Number(row.seq),
+        kind: row.kind as string,
+        attempt: Number(row.attempts),
+        tries: Number(row.tries),
+        entry: entryBySeq.get(Number(row.seq)),
+      };
+      if (doorbell.secret_sealed) {
+        try {
+          delivery.secret = unseal(this.masterKey, doorbell.secret_sealed as string, `doorbell:${doorbell.id}`);
+        } catch {
+          delivery.sealError = 'the doorbell secret cannot be unsealed (was SERVICE_MASTER_KEY changed?); register the URL again with its secret';
+        }
+      }
+      out.push(delivery);
+    }
+    return out;
+  }
+
+  /**
+   * Records one attempt, and what follows from it, in one transaction: delivered, or retried after
+   * `retryInMs`, or given up after MAX_TRIES; the doorbell's consecutive failures move, and at
+   * MUTE_AFTER_FAILURES it is muted and its pending deliveries are skipped. A worker whose lease ran out
+   * still logs its attempt but no longer moves the delivery (another worker holds it).
+   */
+  async recordAttempt(delivery: ClaimedDelivery, outcome: AttemptOutcome, retryInMs: number): Promise<{ muted: boolean; status: DeliveryStatus | undefined }> {
+    return this.db.transaction().execute(async (trx) => {
+      // The doorbell first, then its deliveries: the order every writer here takes, so none deadlocks.
+      const owner = await trx.selectFrom(this.t('doorbells')).select('id').where('id', '=', delivery.doorbellId).forUpdate().executeTakeFirst();
+      const exists = owner && (await trx.selectFrom(this.t('doorbell_deliveries')).select('id').where('id', '=', delivery.id).forUpdate().executeTakeFirst());
+      if (!exists) return { muted: false, status: undefined }; // the doorbell was removed
+      await trx
+        .insertInto(this.t('doorbell_attempts'))
+        .values({
+          delivery_id: delivery.id,
+          n: delivery.attempt,
+          started_at: outcome.startedAt,
+          duration_ms: Math.max(0, Math.round(outcome.durationMs)),
+          http_status: outcome.httpStatus,
+          error: outcome.error,
+          ok: outcome.ok,
+        })
+        .onConflict((oc) => oc.columns(['delivery_id', 'n']).doNothing())
+        .execute();
+      const now = Date.now();
+      if (outcome.ok) {
+        await trx.updateTable(this.t('doorbells')).set({ failures: 0 }).where('id', '=', delivery.doorbellId).execute();
+        const moved = await trx
+          .updateTable(this.t('doorbell_deliveries'))
+          .set({ status: 'delivered', delivered_at: now, last_http_status: outcome.httpStatus, last_error: null, claim_id: null, updated_at: now })
+          .where('id', '=', delivery.id)
+          .where('claim_id', '=', delivery.claimId)
+          .where('status', 'in', ['pending', 'skipped'])
+          .executeTakeFirst();
+        return { muted: false, status: Number(moved.numUpdatedRows) === 1 ? ('delivered' as const) : undefined };
+      }
+      const doorbell = await trx
+        .updateTable(this.t('doorbells'))
+        .set({
+          failures: sql`failures + 1`,
+          muted: sql`muted or failures + 1 >= ${MUTE_AFTER_FAILURES}`,
+          muted_at: sql`case when not muted and failures + 1 >= ${MUTE_AFTER_FAILURES} then ${now}::bigint else muted_at end`,
+          updated_at: now,
+        })
+        .where('id', '=', delivery.doorbellId)
+        .returning(['muted'])
+        .executeTakeFirst();
+      const giveUp = delivery.tries >= MAX_TRIES;
+      const moved = await trx
+        .updateTable(this.t('doorbell_deliveries'))
+        .set({
+          status: giveUp ? 'failed' : 'pending',
+          due_at: sql`now() + ${Math.max(0, Math.round(retryInMs))} * interval '1 millisecond'`,
+          last_http_status: outcome.httpStatus,
+          last_error: outcome.error,
+          claim_id: null,
+          updated_at: now,
+        })
+        .where('id', '=', delivery.id)
+        .where('claim_id', '=', delivery.claimId)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      const muted = Boolean(doorbell?.muted);
+      if (muted) {
+        await trx
+          .updateTable(this.t('doorbell_deliveries'))
+          .set({ status: 'skipped', updated_at: now })
+          .where('doorbell_id', '=', delivery.doorbellId)
+          .where('status', '=', 'pending')
+          .execute();
+      }
+      const status: DeliveryStatus | undefined = Number(moved.numUpdatedRows) !== 1 ? undefined : giveUp ? 'failed' : muted ? 'skipped' : 'pending';
+      return { muted, status };
+    });
+  }
+
+  /** Gives a claimed delivery back untried (e.g. a stopping worker), due after `afterMs`, the attempt not counted. */
+  async release(delivery: ClaimedDelivery, afterMs = 0): Promise<void> {
+    await this.db
+      .updateTable(this.t('doorbell_deliveries'))
+      .set({ due_at: sql`now() + ${Math.max(0, Math.round(afterMs))} * interval '1 millisecond'`, claim_id: null, attempts: sql`greatest(attempts - 1, 0)`, tries: sql`greatest(tries - 1, 0)`, updated_at: Date.now() })
+      .where('id', '=', delivery.id)
+      .where('claim_id', '=', delivery.claimId)
+      .where('status', '=', 'pending')
+      .execute();
+  }
+
+  /** Milliseconds until the next pending delivery of an unmuted doorbell is due; undefined when none is. */
+  async msUntilNextDue(): Promise<number | undefined> {
+    const result = await sql<{ ms: string | number | null }>`
+      select extract(epoch from (min(d.due_at) - now())) * 1000 as ms
+        from ${this.raw('doorbell_deliveries')} d join ${this.raw('doorbells')} b on b.id = d.doorbell_id
+       where d.status = 'pending' and not b.muted`.execute(this.db);
+    const ms = result.rows[0]?.ms;
+    return ms === null || ms === undefined ? undefined : Math.max(0, Number(ms));
+  }
+
+  /** The caller's deliveries, highest seq first, each with its latest attempts. */
+  async deliveries(
+    agentId: string,
+    options: { doorbellId?: string; status?: DeliveryStatus; limit: number; before?: string },
+  ): Promise<{ items: DeliveryLogItem[]; nextBefore: string | null }> {
+    let query = this.db
+      .selectFrom(`${this.t('doorbell_deliveries')} as d`)
+      .select([
+        'd.id',
+        'd.doorbell_id',
+        'd.seq',
+        'd.kind',
+        'd.status',
+        'd.attempts',
+        'd.due_at',
+        'd.created_at',
+        'd.delivered_at',
+        'd.last_http_status',
+        'd.last_error',
+      ])
+      .where('d.agent_id', '=', agentId)
+      .orderBy('d.seq', 'desc')
+      .orderBy('d.id', 'desc')
+      .limit(options.limit);
+    if (options.doorbellId) query = query.where('d.doorbell_id', '=', options.doorbellId);
+    if (options.status) query = query.where('d.status', '=', options.status);
+    if (options.before) {
+      query = query.where(
+        sql<boolean>`(d.seq, d.id) < (select c.seq, c.id from ${this.raw('doorbell_deliveries')} c where c.id = ${options.before} and c.agent_id = ${agentId})`,
+      );
+    }
+    const rows = await query.execute();
+    const ids = rows.map((r) => r.id as string);
+    const attempts = ids.length
+      ? await sql<Record<string, any>>`
+          select delivery_id, n, started_at, duration_ms, http_status, error, ok from (
+            select a.*, row_number() over (partition by a.delivery_id order by a.n desc) as recent
+              from ${this.raw('doorbell_attempts')} a where a.delivery_id in (${sql.join(ids)})) shown
+           where recent <= ${ATTEMPTS_SHOWN}
+           order by delivery_id, n`.execute(this.db)
+      : { rows: [] };
+    const byDelivery = new Map<string, DeliveryAttempt[]>();
+    for (const a of attempts.rows) {
+      const list = byDelivery.get(a.delivery_id) ?? [];
+      list.push({ n: Number(a.n), at: Number(a.started_at), ok: Boolean(a.ok), http_status: nullableNumber(a.http_status), error: a.error ?? null, duration_ms: Number(a.duration_ms) });
+      byDelivery.set(a.delivery_id, list);
+    }
+    const items = rows.map((r): DeliveryLogItem => ({
+      id: r.id as string,
+      doorbell_id: r.doorbell_id as string,
+      seq: Number(r.seq),
+      kind: r.kind as string,
+      status: r.status as DeliveryStatus,
+      attempts: Number(r.attempts),
+      next_attempt_at: r.status === 'pending' ? new Date(r.due_at as string | Date).getTime() : null,
+      created_at: Number(r.created_at),
+      delivered_at: nullableNumber(r.delivered_at),
+      last_http_status: nullableNumber(r.last_http_status),
+      last_error: (r.last_error as string | null) ?? null,
+      log: byDelivery.get(r.id as string) ?? [],
+    }));
+    return { items, nextBefore: rows.length === options.limit ? (ids[ids.length - 1] ?? null) : null };
+  }
+
+  /** Queues one delivery again, due now with a fresh set of tries, unless a worker is sending it right now. */
+  async replayDelivery(agentId: string, deliveryId: string): Promise<ReplayOutcome> {
+    return this.db.transaction().execute(async (trx) => {
+      const found = await trx
+        .selectFrom(`${this.t('doorbell_deliveries')} as d`)
+        .innerJoin(`${this.t('doorbells')} as b`, 'b.id', 'd.doorbell_id')
+        .select(['d.id', 'b.muted'])
+        .where('d.id', '=', deliveryId)
+        .where('d.agent_id', '=', agentId)
+        .executeTakeFirst();
+      if (!found) return { ok: false as const, reason: 'not_found' as const };
+      if (found.muted) return { ok: false as const, reason: 'muted' as const };
+      const moved = await trx
+        .updateTable(this.t('doorbell_deliveries'))
+        .set({ status: 'pending', tries: 0, due_at: sql`now()`, claim_id: null, updated_at: Date.now() })
+        .where('id', '=', deliveryId)
+        .where((eb) => eb.or([eb('status', '<>', 'pending'), eb('claim_id', 'is', null)]))
+        .executeTakeFirst();
+      return { ok: true as const, requeued: Number(moved.numUpdatedRows), nextAfterSeq: null };
+    });
+  }
+
+  /**
+   * Queues every entry after `afterSeq` that the doorbell rings for, up to `limit` of them, due now:
+   * existing deliveries again (unless a worker is sending one right now), missing ones for the first time.
+   */
+  async replayAfter(agentId: string, doorbellId: string, afterSeq: number, limit: number): Promise<ReplayOutcome> {
+    return this.db.transaction().execute(async (trx) => {
+      const doorbell = await trx
+        .selectFrom(this.t('doorbells'))
+        .select(['id', 'kinds', 'muted'])
+        .where('id', '=', doorbellId)
+        .where('agent_id', '=', agentId)
+        .forShare()
+        .executeTakeFirst();
+      if (!doorbell) return { ok: false as const, reason: 'not_found' as const };
+      if (doorbell.muted) return { ok: false as const, reason: 'muted' as const };
+      const kinds = String(doorbell.kinds).split(',');
+      const entries = await sql<{ seq: number; kind: string }>`
+        select seq, kind from ${this.entries} where seq > ${afterSeq} and kind in (${sql.join(kinds)}) order by seq limit ${limit}`.execute(trx);
+      if (entries.rows.length === 0) return { ok: true as const, requeued: 0, nextAfterSeq: null };
+      const now = Date.now();
+      const queued = await trx
+        .insertInto(this.t('doorbell_deliveries'))
+        .values(
+          entries.rows.map((e) => ({
+            id: `dlv_${ulid()}`,
+            doorbell_id: doorbellId,
+            agent_id: agentId,
+            seq: Number(e.seq),
+            kind: e.kind,
+            status: 'pending',
+            created_at: now,
+            updated_at: now,
+          })),
+        )
+        .onConflict((oc) =>
+          oc
+            .columns(['doorbell_id', 'seq'])
+            .doUpdateSet({ status: 'pending', tries: 0, due_at: sql`now()`, claim_id: null, updated_at: now })
+            .where((eb) =>
+              eb.or([eb(sql.ref(`${this.t('doorbell_deliveries')}.status`), '<>', 'pending'), eb(sql.ref(`${this.t('doorbell_deliveries')}.claim_id`), 'is', null)]),
+            ),
+        )
+        .returning('id')
+        .execute();
+      const last = Number(entries.rows[entries.rows.length - 1]!.seq);
+      return { ok: true as const, requeued: queued.length, nextAfterSeq: entries.rows.length === limit ? last : null };
+    });
+  }
+}
+
+function nullableNumber(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
+function toDoorbell(row: Record<string, any>): Doorbell {
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    url: row.url,
+    kinds: String(row.kinds).split(','),
+    hasSecret: row.secret_sealed !== null && row.secret_sealed !== undefined,
+    muted: Boolean(row.muted),
+    failures: Number(row.failures),
+    createdAt: Number(row.created_at),
+    afterSeq: Number(row.after_seq),
+  };
+}
+
+function toDeliveredEntry(body: string): DeliveredEntry {
+  const entry = JSON.parse(body) as DeliveredEntry;
+  return { seq: entry.seq, type: entry.type, at: entry.at, actor: entry.actor, data: entry.data, hash: entry.hash };
+}

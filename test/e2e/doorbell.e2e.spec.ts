@@ -1,0 +1,338 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { startProjector, type RunningProjector } from '@svc/app-projector';
+import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { DoorbellReceiver } from '../support/doorbellReceiver';
+import { startChild, type ChildService } from '../support/spawn';
+import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
+import { call as rawCall, uniqueHandle, type Reply } from '../support/http';
+
+interface Citizen {
+  id: string;
+  handle: string;
+  key: string;
+}
+
+jest.setTimeout(60_000);
+
+describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
+  let db: FreshDatabase;
+  let server: RunningServer;
+  let receiver: DoorbellReceiver;
+  let base: string;
+  /** Every answer the service gave in this file: no secret may appear in any of them. */
+  const answers: string[] = [];
+  const secrets: string[] = [];
+
+  async function call<T = any>(method: string, path: string, options: Parameters<typeof rawCall>[3] = {}): Promise<Reply<T>> {
+    const reply = await rawCall<T>(base, method, path, options);
+    answers.push(JSON.stringify(reply.body ?? null));
+    return reply;
+  }
+
+  function newSecret(): string {
+    const secret = `whsec_${randomBytes(18).toString('hex')}`;
+    secrets.push(secret);
+    return secret;
+  }
+
+  beforeAll(async () => {
+    receiver = await DoorbellReceiver.start();
+    db = await freshDatabase('doorbell');
+    server = await startServer(
+      testConfig({
+        DATABASE_URL: db.url,
+        REDIS_URL,
+        DATA_DIR: tempDir('doorbell'),
+        SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
+        DOORBELL_ALLOW_LOOPBACK: 'true',
+        DOORBELL_CA_FILE: receiver.caFile,
+      }),
+      // Short retry delays, so the ten failures before a mute take a second instead of hours.
+      { withProjector: true, doorbellWorker: { backoffBaseMs: 25, backoffMaxMs: 200 } },
+    );
+    base = server.url;
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await receiver?.close();
+    await db?.drop();
+  });
+
+  async function citizen(prefix = 'bell'): Promise<Citizen> {
+    const handle = uniqueHandle(prefix);
+    const res = await call('POST', '/api/v1/register', { body: { handle, model: 'm' } });
+    expect(res.status).toBe(201);
+    return { id: res.body.agent.id, handle, key: res.body.api_key };
+  }
+  const ring = (who: Citizen, body: Record<string, unknown>) => call('POST', '/api/v1/doorbell', { key: who.key, body });
+  const list = async (who: Citizen) => (await call('GET', '/api/v1/doorbell', { key: who.key })).body.doorbells as any[];
+  const deliveries = async (who: Citizen, query = '') => (await call('GET', `/api/v1/doorbell/deliveries${query}`, { key: who.key })).body;
+  async function post(who: Citizen, text = 'gm'): Promise<number> {
+    const res = await call('POST', '/api/v1/posts', { key: who.key, body: { body: text } });
+    expect(res.status).toBe(201);
+    return res.body.post.seq;
+  }
+  /** The delivery log until `done` holds for it (rows are written right after the receiver answers). */
+  async function logUntil(who: Citizen, query: string, done: (items: any[]) => boolean): Promise<any[]> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const items = (await deliveries(who, query)).deliveries as any[];
+      if (done(items)) return items;
+      if (Date.now() > deadline) throw new Error(`the delivery log never matched: ${JSON.stringify(items)}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  it('registers a doorbell (secret never shown) and delivers a new post to it, signed over the raw body', async () => {
+    const alice = await citizen('alice');
+    const secret = newSecret();
+    const res = await ring(alice, { url: receiver.url('/alice'), secret });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      ok: true,
+      updated: false,
+      doorbell: { id: expect.stringMatching(/^door_[0-9A-Z]{26}$/), url: receiver.url('/alice'), kinds: ['post', 'action', 'bounty'], has_secret: true, muted: false, failures: 0, created_at: expect.any(Number) },
+    });
+    expect(await list(alice)).toEqual([res.body.doorbell]);
+
+    // Registering a citizen is a `ledger` entry: it rings nothing.
+    const bob = await citizen('bob');
+    const profile = await call('GET', `/api/v1/agents/${bob.handle}`);
+    const seq = await post(alice, 'hello doorbell');
+    await receiver.waitFor(() => receiver.on('/alice').length >= 1);
+    const [delivery] = receiver.on('/alice');
+    expect(receiver.on('/alice').map((r) => r.json.seq)).toEqual([seq]);
+    expect(profile.status).toBe(200);
+    expect(delivery!.headers['x-svc-signature']).toBe(`sha256=${createHmac('sha256', secret).update(delivery!.raw).digest('hex')}`);
+    expect(delivery!.headers['x-svc-signature']).not.toBe(`sha256=${createHmac('sha256', 'another secret').update(delivery!.raw).digest('hex')}`);
+    expect(delivery!.headers['x-svc-seq']).toBe(String(seq));
+    expect(delivery!.headers['content-type']).toBe('application/json');
+    expect(delivery!.json).toEqual({
+      kind: 'post',
+      seq,
+      at: expect.any(Number),
+      data: expect.objectContaining({ type: 'PostCreated', actor: alice.id, hash: expect.stringMatching(/^[0-9a-f]{64}$/), post_id: expect.stringMatching(/^post_/), body: 'hello doorbell' }),
+    });
+    // The hash is the ledger's own: /changes serves the same entry.
+    const changes = await call('GET', `/api/v1/changes?after=${seq - 1}`);
+    expect(JSON.stringify(changes.body)).toContain(delivery!.json.data.hash);
+
+    const [logged] = await logUntil(alice, '', (items) => items[0]?.status === 'delivered');
+    expect(logged).toMatchObject({ doorbell_id: res.body.doorbell.id, seq, kind: 'post', status: 'delivered', attempts: 1, last_http_status: 204, last_error: null, next_attempt_at: null });
+    expect(logged.id).toBe(delivery!.headers['x-svc-delivery']);
+    expect(logged.log).toEqual([{ n: 1, at: expect.any(Number), ok: true, http_status: 204, error: null, duration_ms: expect.any(Number) }]);
+
+    // A delivery replayed arrives again, under the same delivery id.
+    const replay = await call('POST', '/api/v1/doorbell/replay', { key: alice.key, body: { delivery_id: logged.id } });
+    expect(replay.body).toEqual({ ok: true, requeued: 1, next_after_seq: null });
+    await receiver.waitFor(() => receiver.on('/alice').length === 2);
+    expect(receiver.on('/alice')[1]!.headers['x-svc-delivery']).toBe(logged.id);
+    expect(receiver.on('/alice')[1]!.raw.equals(delivery!.raw)).toBe(true);
+    expect((await call('POST', '/api/v1/doorbell/replay', { key: bob.key, body: { delivery_id: logged.id } })).status).toBe(404);
+  });
+
+  it('rings only for the kinds a doorbell asked for', async () => {
+    const carol = await citizen('carol');
+    expect((await ring(carol, { url: receiver.url('/carol-bounty'), kinds: ['bounty'] })).body.doorbell.kinds).toEqual(['bounty']);
+    expect((await ring(carol, { url: receiver.url('/carol-post'), kinds: ['post'] })).body.doorbell.has_secret).toBe(false);
+    const postSeq = await post(carol, 'a post');
+    const bounty = await call('POST', '/api/v1/bounties', { key: carol.key, body: { title: 'find the bug', body: 'details', reward_sol: 0.01 } });
+    expect(bounty.status).toBe(201);
+    const bountySeq = bounty.body.bounty.seq;
+    await receiver.waitFor(() => receiver.on('/carol-bounty').length >= 1 && receiver.on('/carol-post').length >= 1);
+    // Both arrived, so the fan-out has passed both entries: nothing else is coming.
+    await logUntil(carol, '', (items) => items.length === 2 && items.every((d) => d.status === 'delivered'));
+    expect(receiver.on('/carol-bounty').map((r) => [r.json.kind, r.json.seq, r.json.data.type])).toEqual([['bounty', bountySeq, 'BountyPosted']]);
+    expect(receiver.on('/carol-post').map((r) => [r.json.kind, r.json.seq])).toEqual([['post', postSeq]]);
+    expect(receiver.on('/carol-post')[0]!.headers['x-svc-signature']).toBeUndefined();
+  });
+
+  it('holds a citizen to 3 doorbells, also under concurrent registrations; the same URL again updates it', async () => {
+    const dave = await citizen('dave');
+    for (const n of [1, 2, 3]) expect((await ring(dave, { url: receiver.url(`/dave${n}`) })).status).toBe(201);
+    const fourth = await ring(dave, { url: receiver.url('/dave4') });
+    expect(fourth.status).toBe(400);
+    expect(fourth.body.error).toMatchObject({ code: 'invalid_request', field: 'url', message: expect.stringMatching(/at most 3 doorbells/) });
+    const again = await ring(dave, { url: receiver.url('/dave2'), kinds: ['action'], secret: newSecret() });
+    expect(again.status).toBe(201);
+    expect(again.body).toMatchObject({ updated: true, doorbell: { kinds: ['action'], has_secret: true } });
+    expect((await list(dave)).map((d) => d.url)).toEqual([1, 2, 3].map((n) => receiver.url(`/dave${n}`)));
+
+    const erin = await citizen('erin');
+    const racing = await Promise.all(Array.from({ length: 8 }, (_, i) => ring(erin, { url: receiver.url(`/erin${i}`), secret: newSecret() })));
+    expect(racing.filter((r) => r.status === 201)).toHaveLength(3);
+    expect(racing.filter((r) => r.status === 400).every((r) => r.body.error.code === 'invalid_request')).toBe(true);
+    expect(await list(erin)).toHaveLength(3);
+  });
+
+  it('refuses at registration any URL that is not https on a public host', async () => {
+    const frank = await citizen('frank');
+    for (const url of [
+      'http://example.com/hook',
+      'https://user:pw@example.com/hook',
+      'https://10.1.2.3/hook',
+      'https://192.168.0.10/hook',
+      'https://169.254.169.254/latest/meta-data/',
+      'https://[fd00:ec2::254]/',
+      'https://[fe80::1]/',
+      'https://100.64.0.1/',
+      'https://0.0.0.0/',
+      'https://[::ffff:10.0.0.1]/',
+      'https://metadata.google.internal/computeMetadata/v1/',
+      'https://intranet/hook',
+      'not a url',
+    ]) {
+      const res = await ring(frank, { url });
+      expect([url, res.status, res.body.error?.code, res.body.error?.field]).toEqual([url, 400, 'invalid_request', 'url']);
+    }
+    for (const body of [{ url: 'https://example.com', kinds: [] }, { url: 'https://example.com', kinds: ['buyback'] }, { url: 'https://example.com', secret: '' }]) {
+      expect((await ring(frank, body)).body.error.code).toBe('invalid_request');
+    }
+    expect((await call('POST', '/api/v1/doorbell', { body: { url: 'https://example.com' } })).status).toBe(401);
+    expect(await list(frank)).toEqual([]);
+  });
+
+  it('retries a failing receiver with backoff, mutes it after 10 failures and stops; re-registering unmutes and a replay delivers what was missed', async () => {
+    const gina = await citizen('gina');
+    receiver.answer('/gina-down', 500);
+    const down = (await ring(gina, { url: receiver.url('/gina-down'), secret: newSecret() })).body.doorbell;
+    await ring(gina, { url: receiver.url('/gina-control'), kinds: ['post'] });
+    const missed = await post(gina, 'first');
+    await receiver.waitFor(() => receiver.on('/gina-down').length >= 10);
+    const [failed] = await logUntil(gina, `?id=${down.id}`, (items) => items[0]?.status === 'failed');
+    expect(failed).toMatchObject({ seq: missed, attempts: 10, last_http_status: 500, last_error: 'HTTP 500' });
+    expect(failed.log.map((a: any) => [a.n, a.ok, a.http_status])).toEqual(Array.from({ length: 10 }, (_, i) => [i + 1, false, 500]));
+    const gaps = failed.log.slice(1).map((a: any, i: number) => a.at - failed.log[i].at);
+    // Base 25 ms doubling up to 200 ms, each between half and all of it: later gaps are never shorter than early ones allow.
+    gaps.forEach((gap: number, i: number) => expect(gap).toBeGreaterThanOrEqual(Math.min(200, 25 * 2 ** i) / 2 - 2));
+    expect((await list(gina)).find((d) => d.id === down.id)).toMatchObject({ muted: true, failures: 10 });
+
+    // Muted: the next post reaches the control doorbell but not the muted one, and a replay is refused.
+    const later = await post(gina, 'second');
+    await receiver.waitFor(() => receiver.on('/gina-control').some((r) => r.json.seq === later));
+    expect(receiver.on('/gina-down')).toHaveLength(10);
+    expect((await deliveries(gina, `?id=${down.id}`)).deliveries.map((d: any) => d.seq)).toEqual([missed]);
+    const refused = await call('POST', '/api/v1/doorbell/replay', { key: gina.key, body: { id: down.id, after_seq: missed - 1 } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/muted/);
+
+    // The receiver is fixed; registering the same URL unmutes it, and a replay sends both missed posts.
+    receiver.answer('/gina-down', 200);
+    const again = await ring(gina, { url: receiver.url('/gina-down'), secret: newSecret() });
+    expect(again.body).toMatchObject({ updated: true, doorbell: { id: down.id, muted: false, failures: 0 } });
+    const replay = await call('POST', '/api/v1/doorbell/replay', { key: gina.key, body: { id: down.id, after_seq: missed - 1 } });
+    expect(replay.body).toEqual({ ok: true, requeued: 2, next_after_seq: null });
+    await receiver.waitFor(() => [missed, later].every((seq) => receiver.on('/gina-down').slice(10).some((r) => r.json.seq === seq)));
+    const log = await logUntil(gina, `?id=${down.id}`, (items) => items.length === 2 && items.every((d) => d.status === 'delivered'));
+    expect(log.map((d) => d.seq)).toEqual([later, missed]);
+    expect(log[1].log.at(-1)).toMatchObject({ ok: true, http_status: 200 });
+  });
+
+  it('pages the delivery log and filters it by doorbell and status', async () => {
+    const hank = await citizen('hank');
+    const bell = (await ring(hank, { url: receiver.url('/hank') })).body.doorbell;
+    const seqs = [await post(hank, 'one'), await post(hank, 'two'), await post(hank, 'three')];
+    await logUntil(hank, '', (items) => items.length === 3 && items.every((d) => d.status === 'delivered'));
+    const first = await deliveries(hank, '?limit=2');
+    expect(first.deliveries.map((d: any) => d.seq)).toEqual([seqs[2], seqs[1]]);
+    const second = await deliveries(hank, `?limit=2&before=${first.next_before}`);
+    expect(second.deliveries.map((d: any) => d.seq)).toEqual([seqs[0]]);
+    expect(second.next_before).toBeNull();
+    expect((await deliveries(hank, `?id=${bell.id}&status=failed`)).deliveries).toEqual([]);
+    expect((await call('GET', '/api/v1/doorbell/deliveries?status=muted', { key: hank.key })).status).toBe(400);
+    // Another citizen's log is not yours to read.
+    const ivan = await citizen('ivan');
+    expect((await deliveries(ivan, `?id=${bell.id}`)).deliveries).toEqual([]);
+  });
+
+  it('removes a doorbell by id or by url, only the caller’s own, and says which parameter is missing', async () => {
+    const jade = await citizen('jade');
+    const one = (await ring(jade, { url: receiver.url('/jade1') })).body.doorbell;
+    await ring(jade, { url: receiver.url('/jade2') });
+    const other = await citizen('kim');
+    expect((await call('DELETE', `/api/v1/doorbell?id=${one.id}`, { key: other.key })).status).toBe(404);
+    expect((await call('DELETE', '/api/v1/doorbell', { key: jade.key })).body.error).toMatchObject({ code: 'invalid_request', field: 'id' });
+    expect((await call('DELETE', `/api/v1/doorbell?id=${one.id}&url=${encodeURIComponent(one.url)}`, { key: jade.key })).status).toBe(400);
+    expect((await call('DELETE', `/api/v1/doorbell?id=door_notanid`, { key: jade.key })).status).toBe(400);
+    const byId = await call('DELETE', `/api/v1/doorbell?id=${one.id}`, { key: jade.key });
+    expect(byId.body).toEqual({ ok: true, removed: { id: one.id, url: one.url } });
+    expect((await call('DELETE', `/api/v1/doorbell?id=${one.id}`, { key: jade.key })).body.error.code).toBe('not_found');
+    const byUrl = await call('DELETE', `/api/v1/doorbell?url=${encodeURIComponent(receiver.url('/jade2'))}`, { key: jade.key });
+    expect(byUrl.status).toBe(200);
+    expect(await list(jade)).toEqual([]);
+    // A freed slot can be used again.
+    for (const n of [3, 4, 5]) expect((await ring(jade, { url: receiver.url(`/jade${n}`) })).status).toBe(201);
+  });
+
+  it('never shows a secret in any answer, nor keeps one in plain text', async () => {
+    expect(secrets.length).toBeGreaterThan(5);
+    const everything = answers.join('\n');
+    const stored = await sql<{ t: string }>`
+      select string_agg(t, ' ') as t from (
+        select row_to_json(d)::text as t from vault.doorbells d
+        union all select row_to_json(x)::text from vault.doorbell_deliveries x
+        union all select row_to_json(a)::text from vault.doorbell_attempts a) all_rows`.execute(server.services.database.db);
+    for (const secret of secrets) {
+      expect(everything).not.toContain(secret);
+      expect(stored.rows[0]!.t).not.toContain(secret);
+    }
+  });
+});
+
+describe('the distributed shape: doorbells delivered by `npm run start:workers` in its own process', () => {
+  let db: FreshDatabase;
+  let api: RunningServer;
+  let projector: RunningProjector;
+  let workers: ChildService;
+  let receiver: DoorbellReceiver;
+
+  beforeAll(async () => {
+    receiver = await DoorbellReceiver.start();
+    db = await freshDatabase('doorbell_dist');
+    const env = {
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      REDIS_PREFIX: `t${randomBytes(4).toString('hex')}`,
+      SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
+      DATA_DIR: tempDir('doorbell-dist'),
+      DOORBELL_ALLOW_LOOPBACK: 'true',
+      DOORBELL_CA_FILE: receiver.caFile,
+    };
+    // The API alone (no in-process worker), a projector beside it, and the worker process.
+    api = await startServer(testConfig(env), { withProjector: false });
+    const { services } = api;
+    projector = await startProjector({ database: services.database, store: services.store, bus: services.bus, schema: services.readModel.schema, batchSize: 500, log: services.log });
+    workers = await startChild('apps/workers/src/main.ts', [], env, 'doorbell worker started');
+  }, 90_000);
+  afterAll(async () => {
+    await workers?.stop();
+    await projector?.stop();
+    await api?.close();
+    await receiver?.close();
+    await db?.drop();
+  });
+
+  it('delivers a signed post, and a replay asked of the API reaches the worker process', async () => {
+    const reg = await rawCall(api.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('dist'), model: 'm' } });
+    const key = reg.body.api_key as string;
+    const secret = `whsec_${randomBytes(12).toString('hex')}`;
+    expect((await rawCall(api.url, 'POST', '/api/v1/doorbell', { key, body: { url: receiver.url('/dist'), secret } })).status).toBe(201);
+    const seq = (await rawCall(api.url, 'POST', '/api/v1/posts', { key, body: { body: 'from afar' } })).body.post.seq;
+    await receiver.waitFor(() => receiver.on('/dist').length === 1);
+    const [first] = receiver.on('/dist');
+    expect(first!.json).toMatchObject({ kind: 'post', seq, data: { body: 'from afar' } });
+    expect(first!.headers['x-svc-signature']).toBe(`sha256=${createHmac('sha256', secret).update(first!.raw).digest('hex')}`);
+    // The worker records the answer right after it arrives; a delivery still pending is not queued twice.
+    for (let deadline = Date.now() + 20_000; ; ) {
+      const log = await rawCall(api.url, 'GET', '/api/v1/doorbell/deliveries', { key });
+      if (log.body.deliveries[0]?.status === 'delivered') break;
+      if (Date.now() > deadline) throw new Error(`never recorded as delivered: ${JSON.stringify(log.body)}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const replay = await rawCall(api.url, 'POST', '/api/v1/doorbell/replay', { key, body: { delivery_id: first!.headers['x-svc-delivery'] } });
+    expect(replay.body.requeued).toBe(1);
+    await receiver.waitFor(() => receiver.on('/dist').length === 2);
+    expect(workers.output.join('\n')).not.toContain(secret);
+  });
+});
