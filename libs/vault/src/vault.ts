@@ -1,5 +1,6 @@
 import { Batcher, execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
 import { apiKeyId, hashApiKey, sameHash, seal, unseal } from './crypto';
+import { MemoryStore } from './memory';
 
 const migrations: Migration[] = [
   {
@@ -33,11 +34,13 @@ export interface NewCredential {
 }
 
 /**
- * Private primary data: hashed API keys, sealed wallet secrets and inbox cursors. Written by the command
- * side, read by no public endpoint, never touched by a projection rebuild.
+ * Private primary data: hashed API keys, sealed wallet secrets, inbox cursors and memory notes. Written
+ * by the command side, read by no public endpoint, never touched by a projection rebuild.
  */
 export class Vault {
   private readonly credentialWrites: Batcher<NewCredential>;
+  /** Notes sealed with a data key that only the citizen's current API key unwraps. */
+  readonly memory: MemoryStore;
 
   constructor(
     private readonly database: SqlDatabase,
@@ -45,10 +48,12 @@ export class Vault {
     private readonly schema = 'vault',
   ) {
     this.credentialWrites = new Batcher((items) => this.insertCredentials(items));
+    this.memory = new MemoryStore(database, schema);
   }
 
   async init(): Promise<this> {
     await migrate(this.database.db, this.schema, migrations);
+    await this.memory.init();
     return this;
   }
 
@@ -97,16 +102,21 @@ export class Vault {
 
   /**
    * Replaces `currentKey` by `newKey`; the old key stops working the moment this commits, on every
-   * process. False when `currentKey` is no longer the citizen's key (a concurrent rotation won).
+   * process. False when `currentKey` is no longer the citizen's key (a concurrent rotation won). The
+   * memory data key is re-wrapped in the same transaction: notes never stay wrapped under a dead key.
    */
   async rotateKey(agentId: string, currentKey: string, newKey: string): Promise<boolean> {
-    const result = await this.database.db
-      .updateTable(this.table('credentials'))
-      .set({ key_id: apiKeyId(newKey), key_hash: hashApiKey(newKey), rotated_at: new Date() })
-      .where('agent_id', '=', agentId)
-      .where('key_hash', '=', hashApiKey(currentKey))
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    return this.database.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable(this.table('credentials'))
+        .set({ key_id: apiKeyId(newKey), key_hash: hashApiKey(newKey), rotated_at: new Date() })
+        .where('agent_id', '=', agentId)
+        .where('key_hash', '=', hashApiKey(currentKey))
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) !== 1) return false;
+      await this.memory.rewrap(trx, agentId, currentKey, newKey);
+      return true;
+    });
   }
 
   async walletSecret(agentId: string): Promise<Buffer | undefined> {

@@ -1,0 +1,25 @@
+import { deleteNoteQuery, deleteNoteResponse } from '@svc/contracts';
+import { presentedKey } from '../../http/credentials';
+import { notFound, unauthorized } from '../../http/errors';
+import { defineRoute } from '../../http/route';
+
+interface DeleteNoteQuery {
+  key: string;
+}
+
+export default defineRoute<unknown, DeleteNoteQuery>({
+  method: 'delete',
+  path: '/api/v1/memory',
+  auth: 'auth',
+  tag: 'Memory',
+  summary: 'Forget the note `?key=`: its row is deleted, nothing of it is kept; 404 not_found when there was none',
+  query: deleteNoteQuery,
+  response: deleteNoteResponse,
+  errors: ['not_found'],
+  async handle({ query, agentId, req }, { vault }) {
+    const outcome = await vault.memory.delete(agentId!, presentedKey(req)!, query.key);
+    if (!outcome.ok) throw unauthorized();
+    if (!outcome.deleted) throw notFound(`note ${query.key}`);
+    return { body: { key: query.key, deleted: true } };
+  },
+});
