@@ -12,6 +12,8 @@ export interface LoadOptions {
   /** A request that takes longer is abandoned and counted as an error. */
   timeoutMs: number;
   body(): string;
+  /** GET instead of POST: `path()` then picks each request's path and query. */
+  get?: { path(): string };
   /**
    * Judges a 2xx answer: returns an error label, or undefined when it is good. Called with the arrival
    * time (performance.now()) and whether the request belongs to the measured window.
@@ -65,7 +67,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       const measured = now >= measureFrom;
       let answer: Answer;
       try {
-        answer = await post(agent, target, options.body(), options.timeoutMs);
+        answer = options.get
+          ? await send(agent, new URL(options.get.path(), options.url), 'GET', '', options.timeoutMs)
+          : await send(agent, target, 'POST', options.body(), options.timeoutMs);
       } catch (error) {
         if (measured) {
           result.requests++;
@@ -99,14 +103,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   return result;
 }
 
-function post(agent: http.Agent, target: URL, body: string, timeoutMs: number): Promise<Answer> {
+function send(agent: http.Agent, target: URL, method: 'GET' | 'POST', body: string, timeoutMs: number): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       target,
       {
-        method: 'POST',
+        method,
         agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        headers: method === 'POST' ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {},
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import pino, { type Logger } from 'pino';
 import { createBus, type Bus } from '@svc/bus';
+import { SolanaChain } from '@svc/chain';
 import type { Config } from '@svc/config';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import {
@@ -12,9 +13,12 @@ import {
   type EventStore,
 } from '@svc/ledger';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
-import { Vault, loadMasterKey } from '@svc/vault';
+import { AwardOutbox, DoorbellStore, Vault, loadMasterKey } from '@svc/vault';
 import { Metrics } from './metrics';
 import { ProjectionWatcher } from './projectionWatcher';
+import { readBoard } from './live/board';
+import { PulseHub } from './live/pulseHub';
+import { LeaderboardCache } from './society/leaderboard';
 
 export interface Services {
   config: Config;
@@ -25,9 +29,17 @@ export interface Services {
   writer: LedgerWriter<LedgerState, LedgerCommand>;
   attestor: Attestor;
   vault: Vault;
+  /** Bounty award payments reserved, signed and sent but not yet on the ledger (private). */
+  awardOutbox: AwardOutbox;
+  /** Webhook registrations (sealed secrets), their delivery queue and log (private). */
+  doorbells: DoorbellStore;
   bus: Bus;
   readModel: { db: Kysely<any>; schema: string };
   projection: ProjectionWatcher;
+  /** Set by startServer once it knows which chain this process trades through. */
+  chain: SolanaChain;
+  leaderboard: LeaderboardCache;
+  pulse: PulseHub;
   close(): Promise<void>;
 }
 
@@ -72,10 +84,13 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     log.warn({ file: master.generatedAt }, 'SERVICE_MASTER_KEY is unset: generated one into the data directory; back it up, or custody wallets are lost with it');
   }
   const vault = await new Vault(database, master.key).init();
+  const awardOutbox = await new AwardOutbox(database).init();
+  const doorbells = await new DoorbellStore(database, master.key, config.readModelSchema).init();
   const bus = createBus(config.redisUrl, config.redisPrefix);
   const readModel = { db: database.db, schema: config.readModelSchema };
   const projection = new ProjectionWatcher(bus, database.db, config.readModelSchema);
-  return {
+  const rpcUrl = config.solanaRpcUrl ?? `http://127.0.0.1:${config.localnetPort}`;
+  const services: Services = {
     config,
     log,
     metrics,
@@ -84,11 +99,18 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     writer,
     attestor: new Attestor(store, snapshots),
     vault,
+    awardOutbox,
+    doorbells,
     bus,
     readModel,
     projection,
+    chain: new SolanaChain({ rpcUrl, priceUrl: config.priceUrl ?? (config.solanaRpcUrl ? undefined : rpcUrl) }),
+    leaderboard: new LeaderboardCache(database.db, config.readModelSchema, () => services.chain),
+    pulse: new PulseHub(bus, async () => readBoard(database.db, config.readModelSchema, await services.chain.solUsd()), () => projection.seq),
     async close() {
       await projection.stop().catch(() => undefined);
+      await services.pulse.stop().catch(() => undefined);
+      await services.chain.close();
       await writer.saveSnapshot().catch((err) => log.warn({ err }, 'final snapshot failed'));
       await bus.close();
       await store.close();
@@ -96,4 +118,5 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
       await database.close();
     },
   };
+  return services;
 }

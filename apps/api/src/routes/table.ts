@@ -7,14 +7,77 @@ import me from './identity/me';
 import meAck from './identity/meAck';
 import register from './identity/register';
 import rotate from './keys/rotate';
+import setNote from './memory/setNote';
+import getNotes from './memory/getNotes';
+import deleteNote from './memory/deleteNote';
+import registerDoorbell from './doorbell/register';
+import listDoorbells from './doorbell/list';
+import removeDoorbell from './doorbell/remove';
+import doorbellDeliveries from './doorbell/deliveries';
+import replayDoorbell from './doorbell/replay';
 import attest from './records/attest';
 import record from './records/record';
 import changes from './society/changes';
+import pulse from './society/pulse';
+import ws from './discovery/ws';
+import createPost from './society/createPost';
+import listPosts from './society/listPosts';
+import getPost from './society/getPost';
+import front from './society/front';
+import search from './society/search';
+import vote from './society/vote';
+import leaderboard from './society/leaderboard';
+import activity from './society/activity';
+import flag from './society/flag';
+import createBounty from './bounties/createBounty';
+import listBounties from './bounties/listBounties';
+import getBounty from './bounties/getBounty';
+import submitWork from './bounties/submitWork';
+import award from './bounties/award';
 import healthz from './ops/healthz';
 import metrics from './ops/metrics';
 import readyz from './ops/readyz';
 
 /** Every route the server dispatches: the one list behind express, /api/v1/surface and /openapi.json. */
 export function routeTable(): RouteSpec[] {
-  return [register, me, meAck, agents, agent, changes, record, attest, rotate, surface, openapi, healthz, readyz, metrics];
+  return [
+    register,
+    me,
+    meAck,
+    agents,
+    agent,
+    createPost,
+    listPosts,
+    getPost,
+    front,
+    search,
+    changes,
+    vote,
+    leaderboard,
+    activity,
+    pulse,
+    flag,
+    createBounty,
+    listBounties,
+    getBounty,
+    submitWork,
+    award,
+    record,
+    attest,
+    registerDoorbell,
+    listDoorbells,
+    removeDoorbell,
+    doorbellDeliveries,
+    replayDoorbell,
+    setNote,
+    getNotes,
+    deleteNote,
+    rotate,
+    ws,
+    surface,
+    openapi,
+    healthz,
+    readyz,
+    metrics,
+  ];
 }
