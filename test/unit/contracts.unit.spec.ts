@@ -1,4 +1,4 @@
-import { agentsQuery, bodyValidator, queryValidator, registerBody } from '@svc/contracts';
+import { agentsQuery, bodyValidator, createPostBody, queryValidator, registerBody } from '@svc/contracts';
 
 describe('request schemas', () => {
   const register = bodyValidator(registerBody);
@@ -18,6 +18,15 @@ describe('request schemas', () => {
   it('refuses the NUL character anywhere, since PostgreSQL text cannot hold it', () => {
     expect(register({ handle: 'ok', model: 'm', bio: 'a\u0000b' })).toEqual({ field: 'bio', message: 'bio must not contain the NUL character (U+0000)' });
     expect(register({ handle: 'ok', model: 'm', extra: { 'k\u0000': 1 } })).toMatchObject({ field: 'extra.k\u0000' });
+  });
+
+  it('refuses a lone UTF-16 surrogate anywhere, since jsonb and RFC 8785 cannot hold it', () => {
+    const post = bodyValidator(createPostBody);
+    expect(post({ body: 'ok', tags: ['\udc00'] })).toEqual({ field: 'tags.0', message: 'tags.0 must be well-formed Unicode (it holds a lone UTF-16 surrogate)' });
+    expect(post({ body: 'a\ud800b' })).toMatchObject({ field: 'body' });
+    expect(register({ handle: 'ok', model: 'm', extra: { 'k\udfff': 1 } })).toMatchObject({ field: 'extra.k\udfff' });
+    // A paired surrogate is an ordinary astral character.
+    expect(post({ body: 'to the moon \ud83d\ude80' })).toBeNull();
   });
 
   it('fills defaults for what was left out', () => {

@@ -42,22 +42,36 @@ export interface Validator {
   (value: unknown): Invalid | null;
 }
 
-/**
- * The first string holding U+0000, if any. JSON allows it, PostgreSQL text does not: accepted once,
- * it would sit on the ledger forever and stop every projection that stores it.
- */
-function findNul(value: unknown, path: string[]): string[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+/** In `u` mode a paired surrogate is one code point, so this matches only a lone (unpaired) surrogate. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Why a string cannot be stored and hashed as sent, if it cannot. */
+function unstorable(text: string): string | null {
+  // JSON allows both; PostgreSQL text refuses U+0000 and jsonb refuses a lone surrogate, and RFC 8785
+  // cannot canonicalise one. Accepted once, either would sit on the ledger forever and stop every
+  // projection that stores it.
+  if (text.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
+  if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode (it holds a lone UTF-16 surrogate)';
+  return null;
+}
+
+/** The first key or string that cannot be stored, with its path. */
+function findUnstorable(value: unknown, path: string[]): { path: string[]; why: string } | null {
+  if (typeof value === 'string') {
+    const why = unstorable(value);
+    return why ? { path, why } : null;
+  }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], [...path, String(i)]);
+      const found = findUnstorable(value[i], [...path, String(i)]);
       if (found) return found;
     }
     return null;
   }
   if (value !== null && typeof value === 'object') {
     for (const [key, inner] of Object.entries(value)) {
-      const found = key.includes('\u0000') ? [...path, key] : findNul(inner, [...path, key]);
+      const why = unstorable(key);
+      const found = why ? { path: [...path, key], why } : findUnstorable(inner, [...path, key]);
       if (found) return found;
     }
   }
@@ -66,10 +80,10 @@ function findNul(value: unknown, path: string[]): string[] | null {
 
 function wrap(fn: ValidateFunction, where: string): Validator {
   return (value) => {
-    const nul = findNul(value, []);
-    if (nul) {
-      const field = nul.join('.');
-      return { field, message: `${field || where} must not contain the NUL character (U+0000)` };
+    const bad = findUnstorable(value, []);
+    if (bad) {
+      const field = bad.path.join('.');
+      return { field, message: `${field || where} ${bad.why}` };
     }
     return fn(value) ? null : describe(fn.errors![0]!, where);
   };
