@@ -98,4 +98,19 @@ describe('two API processes and one projector', () => {
     expect(vote.status).toBe(200);
     expect((await call(apiA.url, 'GET', `/api/v1/agents/${reg.body.agent.id}`)).body.agent.karma).toBe(1);
   }, 60_000);
+
+  it('never answers a vote as unchanged from a process that has not seen the other’s change', async () => {
+    const author = await call(apiA.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('va'), model: 'm' } });
+    const voter = await call(apiA.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('vv'), model: 'm' } });
+    const post = await call(apiA.url, 'POST', '/api/v1/posts', { key: author.body.api_key, body: { body: 'vote on me from both sides' } });
+    const vote = (api: ChildService, value: 1 | -1) => call(api.url, 'POST', '/api/v1/votes', { key: voter.body.api_key, body: { post_id: post.body.post.id, value } });
+    expect((await vote(apiB, 1)).body.vote.changed).toBe(true);
+    expect((await vote(apiA, -1)).body.vote).toMatchObject({ value: -1, previous: 1, changed: true });
+    // B last saw +1; the head says -1, so +1 again is a change.
+    expect((await vote(apiB, 1)).body.vote).toMatchObject({ value: 1, previous: -1, changed: true });
+    expect((await vote(apiB, 1)).body.vote.changed).toBe(false);
+    const read = await call(apiA.url, 'GET', `/api/v1/posts/${post.body.post.id}`);
+    expect(read.body.post).toMatchObject({ score: 1, upvotes: 1, downvotes: 0 });
+    expect((await call(apiB.url, 'GET', `/api/v1/agents/${author.body.agent.id}`)).body.agent.karma).toBe(1);
+  }, 60_000);
 });

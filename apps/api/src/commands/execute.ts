@@ -5,13 +5,14 @@ import type { Services } from '../services';
 
 /**
  * Decides a command at the ledger head and appends its events; a rejection becomes the error reply.
- * An acceptance is always decided at the true head (an append after stale state conflicts and is
- * decided again), but a `not_found` may only mean another API process appended the thing first: sync
- * and decide once more before saying so.
+ * An append is always decided at the true head (an append after stale state conflicts and is decided
+ * again), but two answers touch no store and so may rest on this process's stale view: a `not_found`
+ * (another API process may have appended the thing first) and "nothing to append" (another process
+ * may have changed what this command repeats). Sync and decide once more before giving either.
  */
 export async function execute(services: Services, command: LedgerCommand): Promise<LedgerEntry[]> {
   let outcome = await services.writer.execute(command);
-  if (!outcome.ok && outcome.rejection.code === 'not_found') {
+  if (outcome.ok ? outcome.entries.length === 0 : outcome.rejection.code === 'not_found') {
     await services.writer.sync();
     outcome = await services.writer.execute(command);
   }
