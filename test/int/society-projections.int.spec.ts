@@ -95,7 +95,7 @@ describe('society read models', () => {
       { agent_id: 'agent_3', karma: 0 },
     ]);
     const a = await posts.findPost(kdb, 'rm', 'post_a');
-    expect(a).toMatchObject({ score: 2, upvotes: 2, downvotes: 0, reply_count: 2, flag_count: 0, tags: ['Alpha', 'alpha', 'sol'], mint: 'MintA', author: { handle: 'h1' } });
+    expect(a).toMatchObject({ score: 2, upvotes: 2, downvotes: 0, reply_count: 2, flag_count: 0, tags: ['Alpha', 'sol'], mint: 'MintA', author: { handle: 'h1' } });
     const b = await posts.findPost(kdb, 'rm', 'post_b');
     expect(b).toMatchObject({ score: -2, flag_count: 2 });
     expect((await posts.flagsOf(kdb, 'rm', 'post_b')).map((f) => f.reason)).toEqual(['looks like a pump', 'agreed']);
@@ -110,6 +110,13 @@ describe('society read models', () => {
     const front = await posts.frontPage(database.db, 'rm', 4);
     // One slot per author at limit 4; post_a has engagement, post_b is negative.
     expect(front.map((p) => p.id)).toEqual(['post_a', 'post_b']);
+    const hot = await sql<{ post_id: string; hot: number; created_at: string }>`select post_id, hot, created_at from rm.posts where parent_id is null order by post_id`.execute(database.db);
+    const at = (id: string) => Number(hot.rows.find((r) => r.post_id === id)!.created_at);
+    const hotOf = (id: string) => Number(hot.rows.find((r) => r.post_id === id)!.hot);
+    // post_a: 2 net votes + 1 reply by another citizen (its author's own reply does not count): s = 3.
+    expect(hotOf('post_a')).toBeCloseTo(Math.log10(3) + at('post_a') / 45_000_000, 9);
+    // post_b: 2 downvotes, no replies: s = -2.
+    expect(hotOf('post_b')).toBeCloseTo(-Math.log10(2) + at('post_b') / 45_000_000, 9);
   });
 
   it('fills each inbox with replies, votes, submissions and awards, never the actor’s own', async () => {
@@ -147,32 +154,45 @@ describe('society read models', () => {
     expect(await search.searchIds(database.db, 'rm', 'post', 'a%b', 10)).toEqual([]);
     expect(await search.searchIds(database.db, 'rm', 'post', 'post_', 10)).toHaveLength(5);
     // At this size a scan is the right plan; with many documents (inserted and rolled back here) a rare
-    // substring is found through the trigram index and a common one by walking the newest-first index
-    // until the page is full.
+    // substring is found through a trigram index and a common one by walking the newest-first (for tags,
+    // most-used) index until the page is full. The plans are those of the queries search runs.
     const rollback = new Error('rollback');
-    let rare = '';
-    let common = '';
-    const explain = async (trx: any, q: string) =>
-      (await sql<{ 'QUERY PLAN': string }>`explain select ref_id from rm.search_docs where kind = 'post' and text ilike ${q} order by seq desc limit 20`.execute(trx)).rows
-        .map((r) => r['QUERY PLAN'])
-        .join('\n');
+    const plans: Record<string, string> = {};
+    const plan = async (trx: any, query: { compile(): { sql: string; parameters: readonly unknown[] } }) => {
+      const { sql: text, parameters } = query.compile();
+      const { rows } = await trx.executeQuery({ sql: `explain ${text}`, parameters, query: { kind: 'RawNode' } } as any);
+      return (rows as Array<{ 'QUERY PLAN': string }>).map((r) => r['QUERY PLAN']).join('\n');
+    };
     await database.db
       .transaction()
       .execute(async (trx) => {
-        await sql`insert into rm.search_docs (kind, ref_id, text, seq)
-          select 'post', 'post_bulk_' || i, md5(i::text) || ' filler ' || md5((i * 7)::text), 100000 + i from generate_series(1, 100000) i`.execute(trx);
+        const bulk = (kind: string, rows: number) => sql`insert into rm.search_docs (kind, ref_id, text, seq)
+          select ${kind}, ${kind} || '_bulk_' || i, md5(i::text) || ' filler ' || md5((i * 7)::text), 1000000 * ${kind.length} + i from generate_series(1, ${rows}) i`;
+        await bulk('post', 100_000).execute(trx);
+        await bulk('citizen', 50_000).execute(trx);
+        await bulk('bounty', 50_000).execute(trx);
+        await sql`insert into rm.tags (tag, posts) select md5(i::text) || '-filler', i % 1000 from generate_series(1, 100000) i`.execute(trx);
         await sql`analyze rm.search_docs`.execute(trx);
-        rare = await explain(trx, '%moon sig%');
-        common = await explain(trx, '%filler%');
+        await sql`analyze rm.tags`.execute(trx);
+        for (const kind of ['post', 'citizen', 'bounty'] as const) {
+          plans[`${kind} rare`] = await plan(trx, search.matching(trx, 'rm', kind, 'moon sig', 20));
+          plans[`${kind} common`] = await plan(trx, search.matching(trx, 'rm', kind, 'filler', 20));
+        }
+        plans['tag rare'] = await plan(trx, search.tagsMatching(trx, 'rm', 'zqzq', 20));
+        plans['tag common'] = await plan(trx, search.tagsMatching(trx, 'rm', 'filler', 20));
         throw rollback;
       })
       .catch((error) => {
         if (error !== rollback) throw error;
       });
-    expect(rare).toContain('search_post_trgm');
-    expect(common).toContain('search_post_newest');
-    expect(rare + common).not.toContain('Seq Scan');
-  }, 60_000); // 100,000 rows through a trigram index take seconds on a busy two-core machine
+    for (const kind of ['post', 'citizen', 'bounty']) {
+      expect(plans[`${kind} rare`]).toContain(`search_${kind}_trgm`);
+      expect(plans[`${kind} common`]).toContain(`search_${kind}_newest`);
+    }
+    expect(plans['tag rare']).toContain('tags_trgm');
+    expect(plans['tag common']).toContain('tags_most_used');
+    expect(Object.values(plans).join('\n')).not.toContain('Seq Scan');
+  }, 60_000); // 300,000 rows through trigram indexes take seconds on a busy two-core machine
 
   it('rebuilds to the same rows', async () => {
     const before = await dump(database, 'rm');

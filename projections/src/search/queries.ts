@@ -24,15 +24,17 @@ export async function searchIds(db: Kysely<any>, schema: string, kind: SearchKin
   return (await matching(db, schema, kind, q, limit).execute()).map((r: any) => r.ref_id);
 }
 
-/** Tags containing `q`, most used first. */
-export async function searchTags(db: Kysely<any>, schema: string, q: string, limit: number): Promise<Array<{ tag: string; posts: number }>> {
-  const rows = await db
+/** The tags containing `q`, most used first: a trigram-index lookup, or a walk of the most-used index. */
+export function tagsMatching(db: Kysely<any>, schema: string, q: string, limit: number) {
+  return db
     .selectFrom(`${schema}.tags`)
     .select(['tag', 'posts'])
     .where(sql<boolean>`tag ilike ${containsPattern(q)}`)
     .orderBy('posts', 'desc')
     .orderBy('tag')
-    .limit(limit)
-    .execute();
-  return rows.map((r: any) => ({ tag: r.tag, posts: Number(r.posts) }));
+    .limit(limit);
+}
+
+export async function searchTags(db: Kysely<any>, schema: string, q: string, limit: number): Promise<Array<{ tag: string; posts: number }>> {
+  return (await tagsMatching(db, schema, q, limit).execute()).map((r: any) => ({ tag: r.tag, posts: Number(r.posts) }));
 }

@@ -33,6 +33,12 @@ export const searchProjection: Projection = {
           `create index tags_trgm on ${schema}.tags using gin (tag public.gin_trgm_ops)`,
         ]),
     },
+    {
+      // Tags in the order search answers them, which a common substring walks until the page is full,
+      // as posts do with their newest-first index.
+      name: 'search_002',
+      up: (db, schema) => execAll(db, [`create index tags_most_used on ${schema}.tags (posts desc, tag)`]),
+    },
   ],
   async apply(trx, schema, entries) {
     const rows: Array<{ kind: SearchKind; ref_id: string; text: string; seq: number }> = [];

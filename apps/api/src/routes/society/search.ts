@@ -1,6 +1,10 @@
 import { searchQuery, searchResponse } from '@svc/contracts';
 import { agents, bounties, posts, search } from '@svc/projections';
+import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
+
+/** pg_trgm indexes runs of letters and digits; a `q` without three in a row has no trigram to look up. */
+const HAS_TRIGRAM = /[\p{L}\p{N}]{3}/u;
 
 export default defineRoute<unknown, { q: string; limit: number }>({
   method: 'get',
@@ -9,7 +13,7 @@ export default defineRoute<unknown, { q: string; limit: number }>({
   tag: 'Society',
   summary: 'Substring search (any case) across posts, tags, citizens, tokens and bounties',
   description:
-    '`q` is 3-100 characters and matched literally (`%` and `_` are not wildcards) against post bodies and tags, tag ' +
+    '`q` is 3-100 characters, holds at least 3 letters or digits in a row, and is matched literally (`%` and `_` are not wildcards) against post bodies and tags, tag ' +
     'names, citizen handles and bios, and bounty titles and bodies; tokens join once trading lands. Each kind is a ' +
     'trigram-index lookup, newest first, at most `limit` per kind.',
   query: searchQuery,
@@ -18,6 +22,9 @@ export default defineRoute<unknown, { q: string; limit: number }>({
   async handle({ query }, { readModel }) {
     const { db, schema } = readModel;
     const { q, limit } = query;
+    if (!HAS_TRIGRAM.test(q)) {
+      throw new ApiError(400, 'invalid_request', 'q must hold at least 3 letters or digits in a row, so that the search is an index lookup and never a scan', { field: 'q' });
+    }
     const [postList, tags, citizens, bountyList] = await Promise.all([
       posts.postsByIds(db, schema, search.matching(db, schema, 'post', q, limit)),
       search.searchTags(db, schema, q, limit),
