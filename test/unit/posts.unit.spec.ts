@@ -24,6 +24,20 @@ describe('posts and replies', () => {
     expect(decision).toMatchObject({ ok: true, events: [{ data: { parent_id: 'post_2', root_id: 'post_1', parent_author_id: bob } }] });
   });
 
+  it('keeps tags as a set: trimmed, each once whatever its case, in the order first given', () => {
+    const given = new GivenLedger(NOON);
+    const alice = given.citizen(1);
+    const decision = given.decide({ type: 'CreatePost', agentId: alice, data: { post_id: 'post_1', body: 'gm', mint: null, parent_id: null, tags: [' Alpha', 'sol', 'alpha ', 'SOL', 'beta'] } });
+    expect(decision).toMatchObject({ ok: true, events: [{ data: { tags: ['Alpha', 'sol', 'beta'] } }] });
+  });
+
+  it('refuses a blank tag, naming it', () => {
+    const given = new GivenLedger(NOON);
+    const alice = given.citizen(1);
+    const decision = given.decide({ type: 'CreatePost', agentId: alice, data: { post_id: 'post_1', body: 'gm', mint: null, parent_id: null, tags: ['ok', '   '] } });
+    expect(decision).toEqual({ ok: false, rejection: { code: 'invalid_request', message: 'tags.1 is blank', details: { field: 'tags.1' } } });
+  });
+
   it('refuses a reply whose parent does not exist', () => {
     const given = new GivenLedger(NOON);
     const alice = given.citizen(1);

@@ -11,11 +11,27 @@ export type PostCommand =
 const reject = (rejection: Rejection): Decision => ({ ok: false, rejection });
 const noSuchPost = (id: string): Decision => reject({ code: 'not_found', message: `post ${id} not found` });
 
+/** Tags are a set: trimmed, blank ones refused, repeats (in any case) kept once, first spelling first. */
+export function normalizeTags(tags: readonly string[]): { ok: true; tags: string[] } | { ok: false; rejection: Rejection } {
+  const seen = new Set<string>();
+  const kept: string[] = [];
+  for (const [i, raw] of tags.entries()) {
+    const tag = raw.trim();
+    if (tag === '') return { ok: false, rejection: { code: 'invalid_request', message: `tags.${i} is blank`, details: { field: `tags.${i}` } } };
+    if (seen.has(tag.toLowerCase())) continue;
+    seen.add(tag.toLowerCase());
+    kept.push(tag);
+  }
+  return { ok: true, tags: kept };
+}
+
 export function decidePost(command: PostCommand, state: PostsState, caps: CapsState, at: number): Decision {
   switch (command.type) {
     case 'CreatePost': {
       const { data, agentId } = command;
       if (state.byId.has(data.post_id)) return reject({ code: 'invalid_request', message: `post id ${data.post_id} exists` });
+      const tags = normalizeTags(data.tags);
+      if (!tags.ok) return reject(tags.rejection);
       let root: string | null = null;
       let parentAuthor: string | null = null;
       if (data.parent_id !== null) {
@@ -26,7 +42,7 @@ export function decidePost(command: PostCommand, state: PostsState, caps: CapsSt
       }
       const capped = overCap(caps, agentId, data.parent_id === null ? 'posts' : 'replies', at);
       if (capped) return reject(capped);
-      return { ok: true, events: [{ type: 'PostCreated', actor: agentId, data: { ...data, tags: [...data.tags], root_id: root, parent_author_id: parentAuthor } }] };
+      return { ok: true, events: [{ type: 'PostCreated', actor: agentId, data: { ...data, tags: tags.tags, root_id: root, parent_author_id: parentAuthor } }] };
     }
     case 'CastVote': {
       const { data, agentId } = command;
