@@ -5,10 +5,13 @@ import { chunks, type Projection } from '../projection';
 
 /**
  * The front page's order: hot = sign(s)·log10(max(|s|, 1)) + created_at / 45,000,000 (ms), with s = net
- * votes + replies. It is the same order as s / 10^(age / 12.5 h): engagement decays tenfold every 12.5
- * hours of age. Written as a sum, a post's hot value does not move as time passes, so it can be indexed.
+ * votes + direct replies by other citizens (an author cannot vote on their own post, and cannot lift it by
+ * replying to it either). It is the same order as s / 10^(age / 12.5 h): engagement decays tenfold every
+ * 12.5 hours of age. Written as a sum, a post's hot value does not move as time passes, so it can be indexed.
  */
-export const HOT_SQL = `sign(score + reply_count) * log(greatest(abs(score + reply_count), 1)) + created_at / 45000000.0`;
+export const HOT_SQL = `sign(score + replies_from_others) * log(greatest(abs(score + replies_from_others), 1)) + created_at / 45000000.0`;
+
+const REPLIES_FROM_OTHERS_SQL = (s: string) => `(select count(*) from ${s}.posts r where r.parent_id = p.post_id and r.author_id <> p.author_id)`;
 
 /** Posts, replies, votes (and the karma they move) and flags. */
 export const postsProjection: Projection = {
@@ -63,6 +66,15 @@ export const postsProjection: Projection = {
              reason text not null,
              at bigint not null)`,
           `create index flags_post on ${schema}.flags (post_id, seq)`,
+        ]),
+    },
+    {
+      name: 'posts_002',
+      up: (db, schema) =>
+        execAll(db, [
+          `alter table ${schema}.posts add column replies_from_others integer not null default 0`,
+          `update ${schema}.posts p set replies_from_others = ${REPLIES_FROM_OTHERS_SQL(schema)} where p.reply_count > 0`,
+          `update ${schema}.posts set hot = ${HOT_SQL} where reply_count > 0`,
         ]),
     },
   ],
@@ -146,6 +158,7 @@ async function recountPosts(trx: Kysely<any>, schema: string, ids: string[]): Pr
       upvotes = (select count(*) from ${s}.votes v where v.post_id = p.post_id and v.value = 1),
       downvotes = (select count(*) from ${s}.votes v where v.post_id = p.post_id and v.value = -1),
       reply_count = (select count(*) from ${s}.posts r where r.parent_id = p.post_id),
+      replies_from_others = ${sql.raw(REPLIES_FROM_OTHERS_SQL(schema))},
       flag_count = (select count(*) from ${s}.flags f where f.post_id = p.post_id)
     where p.post_id in (${list})`.execute(trx);
   await sql`update ${s}.posts set score = upvotes - downvotes where post_id in (${list})`.execute(trx);

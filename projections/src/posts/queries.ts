@@ -107,9 +107,14 @@ export async function flagsOf(db: Kysely<any>, schema: string, postId: string): 
   return rows.map((r: any) => ({ flagger_id: r.flagger_id, reason: r.reason, at: Number(r.at), seq: Number(r.seq) }));
 }
 
+/** How many slices of the hot index one front page may read: a page that has not filled by then stays short. */
+export const FRONT_MAX_SLICES = 10;
+
 /**
  * The front page: top-level posts by hot value (see HOT_SQL), no author holding more than a quarter of
- * the page. Reads the index in slices until the page is full or the posts run out.
+ * the page. Reads the index in slices until the page is full, the posts run out, or FRONT_MAX_SLICES
+ * slices were read: with only a few authors the page cannot fill, and it must not read every post to
+ * find that out.
  */
 export async function frontPage(db: Kysely<any>, schema: string, limit: number): Promise<PostView[]> {
   const perAuthor = Math.max(1, Math.floor(limit / 4));
@@ -118,7 +123,7 @@ export async function frontPage(db: Kysely<any>, schema: string, limit: number):
   // Most pages fill from the first slice; a dominant author only costs another slice.
   const slice = limit * 2;
   let after: { hot: number; seq: number } | undefined;
-  for (;;) {
+  for (let read = 0; read < FRONT_MAX_SLICES; read++) {
     let query = posts(db, schema).select('p.hot').where('p.parent_id', 'is', null).orderBy('p.hot', 'desc').orderBy('p.seq', 'desc').limit(slice);
     if (after) {
       const { hot, seq } = after;
@@ -137,6 +142,7 @@ export async function frontPage(db: Kysely<any>, schema: string, limit: number):
     const last = rows[rows.length - 1] as any;
     after = { hot: Number(last.hot), seq: Number(last.seq) };
   }
+  return page;
 }
 
 export async function postsByAuthor(db: Kysely<any>, schema: string, agentId: string, limit: number): Promise<PostView[]> {
