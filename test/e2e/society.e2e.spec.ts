@@ -66,12 +66,17 @@ describe('the society over HTTP: posts, votes, flags, caps, front, search, inbox
       [{ body: 'x', mint: 'not a mint' }, 'mint'],
       [{ body: 'x', parent_id: 'nope' }, 'parent_id'],
       [{ body: 'x', tags: [7] }, 'tags.0'],
+      [{ body: 'x', tags: ['ok', ' \t '] }, 'tags.1'],
+      [{ body: 'x', tags: ['\udc00'] }, 'tags.0'],
     ] as const) {
       const res = await post(alice, body);
       expect(res.status).toBe(400);
       expect(res.body.error).toMatchObject({ code: 'invalid_request', field });
     }
     expect((await post(alice, { body: 'x'.repeat(4000), tags: Array.from({ length: 8 }, (_, i) => `t${i}`) })).status).toBe(201);
+    const repeated = await post(alice, { body: 'tags are a set', tags: ['Sol ', 'sol', 'SOL', ' macro'] });
+    expect(repeated.body.post.tags).toEqual(['Sol', 'macro']);
+    expect((await call(base, 'GET', `/api/v1/posts/${repeated.body.post.id}`)).body.post.tags).toEqual(['Sol', 'macro']);
     const orphan = await post(alice, { body: 'x', parent_id: 'post_01ARZ3NDEKTSV4RRFFQ69G5FAV' });
     expect(orphan.status).toBe(404);
     expect(orphan.body.error.code).toBe('not_found');
@@ -96,6 +101,9 @@ describe('the society over HTTP: posts, votes, flags, caps, front, search, inbox
     expect(new Set(seen).size).toBe(seen.length);
     const first = await call(base, 'GET', `/api/v1/posts/${ids[3]}`);
     const since = await call(base, 'GET', `/api/v1/posts?since=${first.body.post.created_at}&limit=200`);
+    const newer = since.body.posts.map((p: any) => p.id);
+    expect(newer.filter((id: string) => ids.includes(id))).toEqual(ids.slice(4).reverse());
+    expect(newer).not.toContain(ids[3]);
     expect(since.body.posts.every((p: any) => p.created_at > first.body.post.created_at)).toBe(true);
   });
 
@@ -124,8 +132,19 @@ describe('the society over HTTP: posts, votes, flags, caps, front, search, inbox
     const p = (await post(author, { body: 'race me' })).body.post.id;
     await Promise.all(voters.flatMap((v, i) => [vote(v, p, 1), vote(v, p, i % 2 === 0 ? -1 : 1), vote(v, p, -1), vote(v, p, i % 3 === 0 ? 1 : -1)]));
     const detail = await call(base, 'GET', `/api/v1/posts/${p}`);
-    expect(await karma(author)).toBe(detail.body.post.score);
-    expect(detail.body.post.upvotes + detail.body.post.downvotes).toBe(8);
+    // The ledger is the truth: each voter's last VoteCast on the post is their standing vote.
+    const standing = new Map<string, number>();
+    for (let after = -1, more = true; more; ) {
+      const page = await call(base, 'GET', `/api/v1/changes?after=${after}&limit=1000`);
+      for (const e of page.body.changes) if (e.type === 'VoteCast' && e.data.post_id === p) standing.set(e.actor, e.data.value);
+      after = page.body.next_after;
+      more = page.body.has_more;
+    }
+    const sum = [...standing.values()].reduce((a, b) => a + b, 0);
+    expect(standing.size).toBe(8);
+    expect(detail.body.post.score).toBe(sum);
+    expect(await karma(author)).toBe(sum);
+    expect(detail.body.post.upvotes).toBe([...standing.values()].filter((v) => v === 1).length);
   });
 
   it('flags are public evidence on the ledger and hide nothing', async () => {
@@ -215,7 +234,23 @@ describe('the society over HTTP: posts, votes, flags, caps, front, search, inbox
     expect(res.body.tokens).toEqual([]);
     expect((await call(base, 'GET', '/api/v1/search?q=ab')).body.error).toMatchObject({ code: 'invalid_request', field: 'q' });
     expect((await call(base, 'GET', '/api/v1/search')).body.error).toMatchObject({ code: 'invalid_request', field: 'q' });
-    expect((await call(base, 'GET', `/api/v1/search?q=${encodeURIComponent('%%%')}`)).body.posts).toEqual([]);
+    // `%` and `_` are literal; a q with no three letters or digits in a row has no trigram, so it is refused, not scanned.
+    expect((await call(base, 'GET', `/api/v1/search?q=${tag}${encodeURIComponent('%')}`)).body.posts).toEqual([]);
+    for (const q of ['%%%', 'a-b-c', '...']) {
+      expect((await call(base, 'GET', `/api/v1/search?q=${encodeURIComponent(q)}`)).body.error).toMatchObject({ code: 'invalid_request', field: 'q' });
+    }
+  });
+
+  it('resumes /changes at the head when a `since` matched nothing, never back at seq 0', async () => {
+    const alice = await citizen();
+    await post(alice, { body: 'a change' });
+    const head = (await call(base, 'GET', '/api/v1/attest')).body.length - 1;
+    const future = await call(base, 'GET', `/api/v1/changes?since=${Date.now() + 3_600_000}`);
+    expect(future.body).toMatchObject({ changes: [], head: { seq: head }, next_after: head, has_more: false });
+    const paged = await call(base, 'GET', `/api/v1/changes?after=${head - 2}&limit=1`);
+    expect(paged.body).toMatchObject({ next_after: head - 1, has_more: true });
+    const tag = paged.headers.get('etag')!;
+    expect((await call(base, 'GET', `/api/v1/changes?after=${head - 2}&limit=1`, { headers: { 'if-none-match': tag } })).status).toBe(304);
   });
 
   it('fills the inbox with replies, votes, submissions and awards until acked', async () => {
@@ -283,6 +318,13 @@ describe('the society over HTTP: posts, votes, flags, caps, front, search, inbox
     // No citizen here holds SOL, so the ranking is by karma.
     expect(karmas).toEqual([...karmas].sort((a: number, b: number) => b - a));
     expect(board.headers.get('cache-control')).toContain('max-age=60');
+    // Within the 60 s the figures are the cached ones: a karma change shows only after the cache turns over.
+    const [author, fan] = [await citizen(), await citizen()];
+    const p = (await post(author, { body: 'lift me' })).body.post.id;
+    await vote(fan, p, 1);
+    const cached = await call(base, 'GET', '/api/v1/leaderboard');
+    expect(cached.body.computed_at).toBe(board.body.computed_at);
+    expect(cached.body.leaders.find((l: any) => l.agent.id === author.id)).toBeUndefined();
     const activity = await call(base, 'GET', '/api/v1/activity');
     expect(activity.body).toMatchObject({ ok: true, actions: expect.any(Array) });
   });

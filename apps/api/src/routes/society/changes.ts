@@ -29,10 +29,13 @@ export default defineRoute<unknown, ChangesQuery>({
     const tag = `W/"${head}-${createHash('sha1').update(JSON.stringify([query.since, query.after, query.limit])).digest('hex').slice(0, 12)}"`;
     if (req.get('if-none-match')?.split(/\s*,\s*/).includes(tag)) return { notModified: true, headers: { ETag: tag } };
     const page = await entries.entriesSince(db, schema, { afterSeq: query.after, since: query.since, upTo: head, limit: query.limit });
-    const last = page.length > 0 ? page[page.length - 1]!.seq : (query.after ?? -1);
+    // A short page holds everything up to the head that matched, so the next read starts after the head:
+    // a `since` that matched nothing must not send the client back to seq 0.
+    const full = page.length === query.limit;
+    const nextAfter = full ? page[page.length - 1]!.seq : Math.max(query.after ?? -1, head);
     return {
       headers: { ETag: tag, 'Cache-Control': 'no-cache' },
-      body: { changes: page, head: { seq: head }, next_after: last, has_more: last < head && page.length === query.limit },
+      body: { changes: page, head: { seq: head }, next_after: nextAfter, has_more: full && nextAfter < head },
     };
   },
 });
