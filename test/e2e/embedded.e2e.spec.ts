@@ -28,6 +28,13 @@ describe('the embedded single-process start', () => {
       expect(res.status).toBe(201);
       secrets.push(res.body.api_key, res.body.wallet.secret_key);
     }
+    // Note names and doorbell URLs are private too, and they travel in query strings.
+    const noteName = `plan.${uniqueHandle('note').toLowerCase()}`;
+    const hookToken = `TOKEN${uniqueHandle('hook')}`;
+    expect((await call(service.url, 'POST', '/api/v1/memory', { key: secrets[0], body: { key: noteName, value: 'v' } })).status).toBeLessThan(300);
+    expect((await call(service.url, 'GET', `/api/v1/memory?key=${noteName}`, { key: secrets[0] })).status).toBe(200);
+    await call(service.url, 'DELETE', `/api/v1/doorbell?url=${encodeURIComponent(`https://hooks.example.com/services/${hookToken}`)}`, { key: secrets[0] });
+    secrets.push(noteName, hookToken);
     const listed = await call(service.url, 'GET', '/api/v1/agents');
     expect(listed.body.agents.map((a: { handle: string }) => a.handle)).toEqual([...handles].reverse());
     expect(fs.existsSync(path.join(dataDir, 'master.key'))).toBe(true);

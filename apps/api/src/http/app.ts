@@ -11,6 +11,17 @@ import { presentedKey } from './credentials';
 import { expressPath, type RouteSpec } from './route';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** Query parameters whose values are private: memory note names, doorbell URLs (which often carry tokens). */
+const PRIVATE_QUERY = ['key', 'url'];
+
+/** The request URL as a log line may show it. */
+export function loggableUrl(url: string): string {
+  const at = url.indexOf('?');
+  if (at < 0) return url;
+  const query = new URLSearchParams(url.slice(at + 1));
+  for (const name of PRIVATE_QUERY) if (query.has(name)) query.set(name, '[redacted]');
+  return `${url.slice(0, at)}?${query.toString().replaceAll('%5Bredacted%5D', '[redacted]')}`;
+}
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 function send(res: Response, status: number, body: Record<string, unknown>): void {
@@ -117,7 +128,7 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
         quietReqLogger: true,
         autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
         serializers: {
-          req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+          req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: loggableUrl(req.url) }),
           res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
         },
       }),
