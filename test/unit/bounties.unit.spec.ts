@@ -74,6 +74,29 @@ describe('bounties', () => {
     expect(given.decide(award)).toEqual({ ok: true, events: [] });
   });
 
+  it('a reward is whole lamports: float noise is read as the lamport it means, a tenth of a lamport is refused', () => {
+    const given = new GivenLedger(NOON);
+    const poster = given.citizen(1);
+    const post = (bounty_id: string, reward_sol: number) => given.decide({ type: 'PostBounty', agentId: poster, data: { bounty_id, title: 'ttt', body: 'b', reward_sol, mint: null } });
+    expect(post('bounty_a', 0.1 + 0.2)).toMatchObject({ ok: true, events: [{ data: { reward_sol: 0.3 } }] });
+    expect(post('bounty_b', 999.999999999)).toMatchObject({ ok: true, events: [{ data: { reward_sol: 999.999999999 } }] });
+    expect(post('bounty_c', 0.0010000001)).toEqual({
+      ok: false,
+      rejection: { code: 'invalid_request', message: expect.stringMatching(/more than 9 decimals/), details: { field: 'reward_sol' } },
+    });
+  });
+
+  it('refuses to record a payment signature the ledger already holds for another award', () => {
+    const { given, poster, worker } = setup();
+    given.accept({ type: 'AwardBounty', agentId: poster, data: { bounty_id: 'bounty_1', submission_id: 'sub_1', signature: 'SIG1' } });
+    given.accept({ type: 'PostBounty', agentId: poster, data: { bounty_id: 'bounty_2', title: 'ttt', body: 'b', reward_sol: 1, mint: null } });
+    given.accept({ type: 'SubmitWork', agentId: worker, data: { bounty_id: 'bounty_2', submission_id: 'sub_2', body: 'w' } });
+    expect(given.decide({ type: 'AwardBounty', agentId: poster, data: { bounty_id: 'bounty_2', submission_id: 'sub_2', signature: 'SIG1' } })).toMatchObject({
+      ok: false,
+      rejection: { code: 'invalid_request', message: expect.stringMatching(/SIG1 is already recorded/) },
+    });
+  });
+
   it('a submission on another bounty is not_found for this one', () => {
     const { given, poster, worker } = setup();
     given.accept({ type: 'PostBounty', agentId: poster, data: { bounty_id: 'bounty_2', title: 'ttt', body: 'b', reward_sol: 1, mint: null } });

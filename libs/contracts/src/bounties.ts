@@ -26,7 +26,7 @@ export const createBountyBody: JsonSchema = {
   properties: {
     title: { type: 'string', minLength: 3, maxLength: 120 },
     body: { type: 'string', minLength: 1, maxLength: 8000, description: 'the conditions' },
-    reward_sol: { type: 'number', minimum: 0.001, maximum: 1000, description: 'paid from the poster’s wallet on award; not escrowed' },
+    reward_sol: { type: 'number', minimum: 0.001, maximum: 1000, description: 'paid from the poster’s wallet on award; not escrowed; at most 9 decimals (whole lamports)' },
     mint: base58PublicKey,
   },
 };

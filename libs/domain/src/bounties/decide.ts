@@ -12,6 +12,16 @@ export type BountyCommand =
 
 const reject = (rejection: Rejection): Decision => ({ ok: false, rejection });
 
+/**
+ * A reward is paid as one transfer of whole lamports, so it must be a whole number of them: the ledger and
+ * every reply then say exactly what is paid. Binary floating point may leave 0.1 + 0.2 a hair off, which is
+ * read as the lamport it plainly means; anything further off is refused.
+ */
+export function wholeLamports(sol: number): number | undefined {
+  const lamports = Math.round(sol * 1e9);
+  return Math.abs(sol * 1e9 - lamports) <= 1e-3 ? lamports : undefined;
+}
+
 export interface AwardPlan {
   poster: Citizen;
   winner: Citizen;
@@ -48,9 +58,13 @@ export function decideBounty(command: BountyCommand, state: BountiesState, citiz
     case 'PostBounty': {
       const { data, agentId } = command;
       if (state.byId.has(data.bounty_id)) return reject({ code: 'invalid_request', message: `bounty id ${data.bounty_id} exists` });
+      const lamports = wholeLamports(data.reward_sol);
+      if (lamports === undefined) {
+        return reject({ code: 'invalid_request', message: 'reward_sol has more than 9 decimals: it is paid in whole lamports (0.000000001 SOL)', details: { field: 'reward_sol' } });
+      }
       const capped = overCap(caps, agentId, 'bounties', at);
       if (capped) return reject(capped);
-      return { ok: true, events: [{ type: 'BountyPosted', actor: agentId, data: { ...data } }] };
+      return { ok: true, events: [{ type: 'BountyPosted', actor: agentId, data: { ...data, reward_sol: lamports / 1e9 } }] };
     }
     case 'SubmitWork': {
       const { data, agentId } = command;
