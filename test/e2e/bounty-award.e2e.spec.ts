@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import bs58 from 'bs58';
-import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemInstruction, SystemProgram, TransactionInstruction, VersionedTransaction } from '@solana/web3.js';
+import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemInstruction, SystemProgram, TransactionExpiredBlockheightExceededError, TransactionInstruction, VersionedTransaction } from '@solana/web3.js';
 import { sql } from 'kysely';
 import { SolanaChain, buildSolTransfer, recentBlockhash, signTransaction, solToLamports } from '@svc/chain';
 import type { LedgerEntry } from '@svc/ledger';
@@ -263,8 +265,35 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     expect(paymentsOf(entries, bountyId)).toHaveLength(1);
   }, 60_000);
 
-  it('with execute=false returns the unsigned transfer with the poster as fee payer and records nothing', async () => {
+  /** The one System transfer of an unsigned award, decoded; and its reference key. */
+  function decodeUnsigned(base64: string) {
+    const tx = VersionedTransaction.deserialize(Buffer.from(base64, 'base64'));
+    expect(tx.signatures.every((s) => s.every((byte) => byte === 0))).toBe(true);
+    expect(tx.message.compiledInstructions).toHaveLength(1);
+    const [ix] = tx.message.compiledInstructions;
+    const keys = tx.message.staticAccountKeys;
+    expect(keys[ix!.programIdIndex]!.equals(SystemProgram.programId)).toBe(true);
+    const accounts = ix!.accountKeyIndexes.map((i) => ({ pubkey: keys[i]!, isSigner: tx.message.isAccountSigner(i), isWritable: tx.message.isAccountWritable(i) }));
+    const transfer = SystemInstruction.decodeTransfer(new TransactionInstruction({ programId: keys[ix!.programIdIndex]!, keys: accounts, data: Buffer.from(ix!.data) }));
+    return { tx, transfer, reference: accounts[2]! };
+  }
+
+  /** What a poster does with an unsigned award: sign it with their own key and send it to the chain themselves. */
+  async function signAndSend(base64: string, signer: Keypair): Promise<string> {
+    const tx = VersionedTransaction.deserialize(Buffer.from(base64, 'base64'));
+    tx.sign([signer]);
+    const signature = await connection().sendRawTransaction(tx.serialize());
+    const latest = await connection().getLatestBlockhash();
+    await connection().confirmTransaction({ signature, ...latest }, 'confirmed');
+    return signature;
+  }
+
+  /** Lets the next recovery pass look at a bounty's outbox row now rather than when its lease ends. */
+  const dueNow = (bountyId: string) => sql`update vault.award_outbox set lease_until = now() where bounty_id = ${bountyId}`.execute(server.services.database.db);
+
+  it('with execute=false hands out the unsigned transfer, holds the bounty for it, and records it once the poster sends it', async () => {
     const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+    await fund(poster.wallet, 1);
     const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.3);
     const head = server.services.writer.head.seq;
 
@@ -279,49 +308,144 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
       reward_sol: 0.3,
       fee_payer: poster.wallet,
       winner: { id: submitter.id, wallet: submitter.wallet },
+      reference: expect.stringMatching(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/),
+      last_valid_block_height: expect.any(Number),
     });
     expect(res.body.signature).toBeUndefined();
-    const tx = VersionedTransaction.deserialize(Buffer.from(res.body.transaction, 'base64'));
+    const { tx, transfer, reference } = decodeUnsigned(res.body.transaction);
     expect(tx.message.staticAccountKeys[0]!.toBase58()).toBe(poster.wallet);
-    expect(tx.signatures.every((s) => s.every((byte) => byte === 0))).toBe(true);
-    expect(tx.message.compiledInstructions).toHaveLength(1);
-    const [ix] = tx.message.compiledInstructions;
-    const keys = tx.message.staticAccountKeys;
-    const transfer = SystemInstruction.decodeTransfer(
-      new TransactionInstruction({
-        programId: keys[ix!.programIdIndex]!,
-        keys: ix!.accountKeyIndexes.map((i) => ({ pubkey: keys[i]!, isSigner: tx.message.isAccountSigner(i), isWritable: tx.message.isAccountWritable(i) })),
-        data: Buffer.from(ix!.data),
-      }),
-    );
-    expect(keys[ix!.programIdIndex]!.equals(SystemProgram.programId)).toBe(true);
     expect(transfer).toEqual({ fromPubkey: new PublicKey(poster.wallet), toPubkey: new PublicKey(submitter.wallet), lamports: 300_000_000n });
-
+    expect(reference).toEqual({ pubkey: new PublicKey(res.body.reference), isSigner: false, isWritable: false });
+    // Nothing is public yet, but the bounty is held: asking again gives the same transaction, awarding with execute=true waits.
     expect(server.services.writer.head.seq).toBe(head);
-    expect(await server.services.store.headRevision('ledger')).toBe(head);
     expect(await bountyStatus(bountyId)).toBe('open');
-    expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+    expect((await award(poster, bountyId, { submission_id: submissionId, execute: false })).body.transaction).toBe(res.body.transaction);
+    const meanwhile = await award(poster, bountyId, { submission_id: submissionId });
+    expect(meanwhile.status).toBe(409);
+    expect(meanwhile.body.error).toMatchObject({ code: 'bounty_closed', message: expect.stringMatching(/unsigned award .* outstanding until block height/), reference: res.body.reference });
+    expect(await transfersOutOf(poster.wallet)).toEqual([]);
+
+    // The poster signs with the secret shown at registration and sends it straight to the chain.
+    const signature = await signAndSend(res.body.transaction, poster.keypair!);
+    await dueNow(bountyId);
+    expect(await recoverAwards(second.services)).toEqual([{ bounty_id: bountyId, outcome: 'recorded' }]);
+
+    expect(await bountyStatus(bountyId)).toBe('awarded');
+    const entries = await ledgerEntries();
+    expect(awardsOf(entries, bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature, reward_sol: 0.3, winner_id: submitter.id }) })]);
+    expect(paymentsOf(entries, bountyId)).toHaveLength(1);
+    expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'done', signature });
+    expect(await balance(submitter.wallet)).toBe(300_000_000n);
+    expect(await transfersOutOf(poster.wallet)).toEqual([signature]);
+    const after = await award(poster, bountyId, { submission_id: submissionId, execute: false });
+    expect(after.status).toBe(409);
+    expect(after.body.error).toMatchObject({ code: 'bounty_closed', message: expect.stringMatching(/already awarded/) });
   });
 
-  it('cannot sign for a self-custody poster: execute=true is 400, execute=false gives a transaction the poster can sign', async () => {
+  it('always hands a self-custody poster the unsigned transfer, and records it at the next award call once it landed', async () => {
     const own = Keypair.generate();
     const poster = await citizen('selfie', { custody: 'self', public_key: own.publicKey.toBase58() });
-    const submitter = await citizen('solver');
+    const [submitter, rival] = [await citizen('solver'), await citizen('rival')];
     const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.05);
+    const other = await call(base, 'POST', `/api/v1/bounties/${bountyId}/submissions`, { key: rival.key, body: { body: 'mine is better' } });
     await fund(poster.wallet, 1);
 
-    const refused = await award(poster, bountyId, { submission_id: submissionId });
-    expect(refused.status).toBe(400);
-    expect(refused.body.error).toMatchObject({ code: 'invalid_request', field: 'execute', message: expect.stringMatching(/execute=false.*\/api\/v1\/tx\/submit/) });
-
-    const unsigned = await award(poster, bountyId, { submission_id: submissionId, execute: false });
+    // execute defaults to true, but the service holds no key to sign with.
+    const unsigned = await award(poster, bountyId, { submission_id: submissionId });
     expect(unsigned.status).toBe(200);
-    const tx = VersionedTransaction.deserialize(Buffer.from(unsigned.body.transaction, 'base64'));
-    tx.sign([own]);
-    const simulated = await connection().simulateTransaction(tx, { sigVerify: true });
-    expect(simulated.value.err).toBeNull();
+    expect(unsigned.body).toMatchObject({ executed: false, fee_payer: poster.wallet });
+    // While it is outstanding, another submission cannot be awarded instead.
+    const instead = await award(poster, bountyId, { submission_id: other.body.submission.id });
+    expect(instead.body.error).toMatchObject({ code: 'bounty_closed', message: expect.stringMatching(/outstanding/) });
+
+    const signature = await signAndSend(unsigned.body.transaction, own);
+    const again = await award(poster, bountyId, { submission_id: submissionId });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({ code: 'bounty_closed', message: expect.stringMatching(/already awarded/), signature });
+    expect(await bountyStatus(bountyId)).toBe('awarded');
+    expect(awardsOf(await ledgerEntries(), bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature, submission_id: submissionId }) })]);
+    expect(await balance(submitter.wallet)).toBe(50_000_000n);
+    expect(await balance(rival.wallet)).toBe(0n);
+    expect(await transfersOutOf(poster.wallet)).toEqual([signature]);
+  });
+
+  it('frees the bounty when an unsigned award expires unsent, and refuses one the poster cannot pay', async () => {
+    const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+    const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.2);
+    const broke = await award(poster, bountyId, { submission_id: submissionId, execute: false });
+    expect(broke.status).toBe(400);
+    expect(broke.body.error.code).toBe('insufficient');
+    expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+
+    await fund(poster.wallet, 1);
+    const handed = await award(poster, bountyId, { submission_id: submissionId, execute: false });
+    expect(handed.status).toBe(200);
+    // Its blockhash expires (the chain passes its last valid height) and nobody sent it.
+    const height = await connection().getBlockHeight('confirmed');
+    await sql`update vault.award_outbox set last_valid_block_height = ${height - 1}, lease_until = now() where bounty_id = ${bountyId}`.execute(server.services.database.db);
+    expect(await recoverAwards(server.services)).toEqual([{ bounty_id: bountyId, outcome: 'released' }]);
+    expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
     expect(await bountyStatus(bountyId)).toBe('open');
-    expect(await transfersOutOf(poster.wallet)).toEqual([]);
+
+    const paid = await award(poster, bountyId, { submission_id: submissionId });
+    expect(paid.status).toBe(200);
+    expect(await transfersOutOf(poster.wallet)).toEqual([paid.body.signature]);
+  });
+
+  it('answers 503 when the Solana RPC cannot be reached, pays nothing, and leaves the bounty awardable', async () => {
+    const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+    await fund(poster.wallet, 1);
+    const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.01);
+    // The RPC behind its load balancer is down: every call answers 503.
+    const down = http.createServer((_req, res) => res.writeHead(503).end('no healthy upstream'));
+    await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
+    const reachable = second.services.chain;
+    second.services.chain = new SolanaChain({ rpcUrl: `http://127.0.0.1:${(down.address() as AddressInfo).port}` });
+    try {
+      for (const execute of [true, false]) {
+        const res = await call(second.url, 'POST', `/api/v1/bounties/${bountyId}/award`, { key: poster.key, body: { submission_id: submissionId, execute } });
+        expect(res.status).toBe(503);
+        expect(res.body.error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/could not be reached.*nothing was paid/) });
+        expect(res.headers.get('retry-after')).toBe('5');
+      }
+    } finally {
+      await second.services.chain.close();
+      second.services.chain = reachable;
+      await new Promise((resolve) => down.close(resolve));
+    }
+    expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+    expect((await award(poster, bountyId, { submission_id: submissionId })).status).toBe(200);
+  });
+
+  it('keeps the bounty held when a sent payment was processed but not confirmed as its blockhash expired', async () => {
+    const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+    await fund(poster.wallet, 1);
+    const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.07);
+    // The RPC reports the expiry before the confirmation, and the last status look finds it only processed.
+    const chain = connection();
+    const [confirm, status] = [chain.confirmTransaction.bind(chain), chain.getSignatureStatus.bind(chain)];
+    chain.confirmTransaction = (async () => {
+      throw new TransactionExpiredBlockheightExceededError('expired');
+    }) as typeof chain.confirmTransaction;
+    chain.getSignatureStatus = (async (signature: string, config?: any) => {
+      const real = await status(signature, config);
+      return real.value ? { ...real, value: { ...real.value, confirmationStatus: 'processed' } } : real;
+    }) as typeof chain.getSignatureStatus;
+    let res;
+    try {
+      res = await award(poster, bountyId, { submission_id: submissionId });
+    } finally {
+      chain.confirmTransaction = confirm;
+      chain.getSignatureStatus = status;
+    }
+    expect(res.status).toBe(503);
+    expect(res.body.error).toMatchObject({ code: 'unavailable', signature: expect.any(String) });
+    // Not "nothing was paid": the bounty stays held, and the payment did land.
+    expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'sent', signature: res.body.error.signature });
+    expect((await award(poster, bountyId, { submission_id: submissionId })).status).toBe(409);
+    expect(await recoverAwards(server.services)).toEqual([{ bounty_id: bountyId, outcome: 'recorded' }]);
+    expect(await bountyStatus(bountyId)).toBe('awarded');
+    expect(await transfersOutOf(poster.wallet)).toEqual([res.body.error.signature]);
   });
 
   describe('recovery of a payment that was sent but not recorded', () => {

@@ -1,9 +1,13 @@
-import { Keypair, SendTransactionError, SystemProgram, TransactionExpiredBlockheightExceededError, VersionedTransaction } from '@solana/web3.js';
+import { Keypair, SendTransactionError, SystemProgram, TransactionExpiredBlockheightExceededError, VersionedTransaction, type Connection } from '@solana/web3.js';
 import {
   ChainError,
+  OutcomeUnknownError,
   buildSolTransfer,
+  confirmSignature,
   encodeUnsigned,
   explorerUrl,
+  isAlreadyProcessed,
+  isRpcUnreachable,
   keypairFromSecret,
   lamportsToSol,
   signTransaction,
@@ -54,6 +58,18 @@ describe('a SOL transfer', () => {
     expect(() => buildSolTransfer({ from: from.publicKey, to, lamports: 0n }, recent)).toThrow(RangeError);
   });
 
+  it('can carry a reference: a read-only, unsigned key on the transfer, by which it is found on-chain', () => {
+    const reference = Keypair.generate().publicKey;
+    const tx = buildSolTransfer({ from: from.publicKey, to, lamports: 42n, reference }, recent);
+    const [ix] = tx.message.compiledInstructions;
+    const keys = ix!.accountKeyIndexes.map((i) => tx.message.staticAccountKeys[i]!);
+    expect(keys.map((k) => k.toBase58())).toEqual([from.publicKey.toBase58(), to.toBase58(), reference.toBase58()]);
+    const at = tx.message.staticAccountKeys.findIndex((k) => k.equals(reference));
+    expect(tx.message.isAccountSigner(at)).toBe(false);
+    expect(tx.message.isAccountWritable(at)).toBe(false);
+    expect(tx.message.header.numRequiredSignatures).toBe(1);
+  });
+
   it('travels unsigned as base64 and signs to a signature that names it', () => {
     const tx = buildSolTransfer({ from: from.publicKey, to, lamports: 42n }, recent);
     const unsigned = VersionedTransaction.deserialize(Buffer.from(encodeUnsigned(tx), 'base64'));
@@ -95,14 +111,55 @@ describe('web3.js failures in our words', () => {
     expect(mapped.rejection).toEqual({ code: 'send_failed', message: expect.stringContaining('0x1771'), details: { logs } });
   });
 
-  it('reads an expired blockhash as send_failed, and leaves faults of unknown outcome alone', () => {
-    expect(toChainError(new TransactionExpiredBlockheightExceededError('sig'))?.code).toBe('send_failed');
+  it('leaves faults of unknown outcome alone: a bare expiry says nothing about whether the transaction landed', () => {
+    expect(toChainError(new TransactionExpiredBlockheightExceededError('sig'))).toBeUndefined();
     expect(toChainError(new TypeError('fetch failed'))).toBeUndefined();
     expect(toChainError(new Error('socket hang up'))).toBeUndefined();
   });
 
+  it('reads "already processed" as the bytes having landed, not as a refusal', () => {
+    const again = refused('Transaction simulation failed: This transaction has already been processed', []);
+    expect(isAlreadyProcessed(again)).toBe(true);
+    expect(toChainError(again)).toBeUndefined();
+    expect(isAlreadyProcessed(refused('Transaction simulation failed: Blockhash not found', []))).toBe(false);
+  });
+
+  it('tells an unreachable RPC, where nothing was sent, from other faults', () => {
+    expect(isRpcUnreachable(new Error('failed to get recent blockhash: TypeError: fetch failed'))).toBe(true);
+    expect(isRpcUnreachable(Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }) }))).toBe(true);
+    expect(isRpcUnreachable(new Error('503 Service Unavailable: upstream'))).toBe(true);
+    expect(isRpcUnreachable(new Error('no custody secret for agent_1'))).toBe(false);
+    expect(isRpcUnreachable('fetch failed')).toBe(false);
+  });
+
   it('carries the signature of a transaction that landed and failed', () => {
     expect(new ChainError('tx_failed', 'failed', ['log'], 'sig').rejection).toEqual({ code: 'tx_failed', message: 'failed', details: { logs: ['log'], signature: 'sig' } });
+  });
+});
+
+describe('confirming a sent transaction when its blockhash expires first', () => {
+  const signed = { signature: 'SIG', wire: new Uint8Array(), ...recent };
+  /** The two RPC answers confirmSignature reads after web3.js reports the expiry. */
+  const rpc = (status: { err: unknown; confirmationStatus: string } | null) =>
+    ({
+      confirmTransaction: async () => {
+        throw new TransactionExpiredBlockheightExceededError('SIG');
+      },
+      getSignatureStatus: async () => ({ context: { slot: 9 }, value: status && { slot: 9, confirmations: null, ...status } }),
+      getTransaction: async () => ({ meta: { logMessages: ['log'] } }),
+    }) as unknown as Connection;
+
+  it('is a payment still in play when the cluster has processed it but not confirmed it', async () => {
+    await expect(confirmSignature(rpc({ err: null, confirmationStatus: 'processed' }), signed)).rejects.toBeInstanceOf(OutcomeUnknownError);
+  });
+
+  it('is send_failed (nothing paid) only when the cluster never saw it', async () => {
+    await expect(confirmSignature(rpc(null), signed)).rejects.toMatchObject({ code: 'send_failed', message: expect.stringMatching(/nothing was paid/) });
+  });
+
+  it('is confirmed, or tx_failed with its logs, when the last look says so', async () => {
+    await expect(confirmSignature(rpc({ err: null, confirmationStatus: 'confirmed' }), signed)).resolves.toEqual({ signature: 'SIG', slot: 9 });
+    await expect(confirmSignature(rpc({ err: { InstructionError: [0, 'Custom'] }, confirmationStatus: 'confirmed' }), signed)).rejects.toMatchObject({ code: 'tx_failed', logs: ['log'] });
   });
 });
 

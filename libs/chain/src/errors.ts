@@ -1,4 +1,4 @@
-import { SendTransactionError, TransactionExpiredBlockheightExceededError } from '@solana/web3.js';
+import { SendTransactionError } from '@solana/web3.js';
 
 /**
  * What a caller of the service must fix or know about an on-chain failure:
@@ -44,13 +44,19 @@ function reasonOf(error: SendTransactionError): string {
   return message.replace(/^Transaction simulation failed:\s*/i, '').trim();
 }
 
+/** The RPC refused a send because these very bytes already landed (or are landing): not a refusal at all. */
+export function isAlreadyProcessed(error: unknown): boolean {
+  return error instanceof SendTransactionError && /already been processed|AlreadyProcessed/i.test([error.message, error.transactionError?.message ?? ''].join('\n'));
+}
+
 /**
- * Our reading of a web3.js failure, or undefined when it is not about the transaction itself (a network
- * fault, a timeout), in which case whether anything landed is unknown and the caller must not assume.
+ * Our reading of a web3.js failure, or undefined when it does not say what became of the transaction (a
+ * network fault, a timeout, an expiry seen without a last status check), in which case whether anything
+ * landed is unknown and the caller must not assume.
  */
 export function toChainError(error: unknown): ChainError | undefined {
   if (error instanceof ChainError) return error;
-  if (error instanceof SendTransactionError) {
+  if (error instanceof SendTransactionError && !isAlreadyProcessed(error)) {
     const logs = error.logs ?? error.transactionError.logs ?? [];
     const reason = reasonOf(error);
     if (looksInsufficient([reason, ...logs].join('\n'))) {
@@ -58,8 +64,18 @@ export function toChainError(error: unknown): ChainError | undefined {
     }
     return new ChainError('send_failed', `the transaction was refused before it landed: ${reason}`, logs);
   }
-  if (error instanceof TransactionExpiredBlockheightExceededError) {
-    return new ChainError('send_failed', 'the transaction expired (its blockhash is past lastValidBlockHeight) before it landed; nothing was paid');
-  }
   return undefined;
+}
+
+/**
+ * The RPC (or the network to it) failed before anything could be sent: nothing was paid, and the caller
+ * may try again later. web3.js wraps fetch's failures in plain Errors, so the codes are read from the text
+ * and the cause chain.
+ */
+export function isRpcUnreachable(error: unknown): boolean {
+  const texts: string[] = [];
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    texts.push(e.message, String((e as { code?: unknown }).code ?? ''));
+  }
+  return /fetch failed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|socket hang up|network|\b(429|502|503|504)\b|Too Many Requests|Service Unavailable|Bad Gateway|Gateway Time-?out/i.test(texts.join('\n'));
 }

@@ -9,7 +9,7 @@ import {
   type Connection,
   type TransactionError,
 } from '@solana/web3.js';
-import { ChainError, toChainError } from './errors';
+import { ChainError, isAlreadyProcessed, toChainError } from './errors';
 import { lamportsToSol } from './lamports';
 
 export type WalletAddress = PublicKey | string;
@@ -48,16 +48,44 @@ export async function recentBlockhash(connection: Connection): Promise<RecentBlo
   return { blockhash, lastValidBlockHeight };
 }
 
-/** A v0 transaction moving `lamports` from `from` (also the fee payer) to `to`; unsigned. */
-export function buildSolTransfer(transfer: { from: WalletAddress; to: WalletAddress; lamports: bigint }, recent: RecentBlockhash): VersionedTransaction {
+/**
+ * A v0 transaction moving `lamports` from `from` (also the fee payer) to `to`; unsigned. A `reference` is
+ * an extra read-only key on the transfer (the System program ignores it, as in Solana Pay), so that the
+ * transaction can be found by getSignaturesForAddress(reference) whoever signs and sends it.
+ */
+export function buildSolTransfer(
+  transfer: { from: WalletAddress; to: WalletAddress; lamports: bigint; reference?: WalletAddress },
+  recent: RecentBlockhash,
+): VersionedTransaction {
   if (transfer.lamports <= 0n) throw new RangeError('a transfer moves at least one lamport');
   const from = publicKeyOf(transfer.from);
-  const message = new TransactionMessage({
-    payerKey: from,
-    recentBlockhash: recent.blockhash,
-    instructions: [SystemProgram.transfer({ fromPubkey: from, toPubkey: publicKeyOf(transfer.to), lamports: transfer.lamports })],
-  }).compileToV0Message();
+  const instruction = SystemProgram.transfer({ fromPubkey: from, toPubkey: publicKeyOf(transfer.to), lamports: transfer.lamports });
+  if (transfer.reference !== undefined) instruction.keys.push({ pubkey: publicKeyOf(transfer.reference), isSigner: false, isWritable: false });
+  const message = new TransactionMessage({ payerKey: from, recentBlockhash: recent.blockhash, instructions: [instruction] }).compileToV0Message();
   return new VersionedTransaction(message);
+}
+
+/**
+ * The confirmed, successful transaction carrying `reference` whose message is exactly `expected` (the
+ * unsigned transaction the service handed out), with its signature and signed wire bytes; undefined when
+ * none has landed. Another transaction that merely mentions the reference does not match.
+ */
+export async function findSentByReference(
+  connection: Connection,
+  reference: WalletAddress,
+  expected: VersionedTransaction,
+): Promise<{ signature: string; wire: Uint8Array; slot: number } | undefined> {
+  const want = Buffer.from(expected.message.serialize());
+  const found = await connection.getSignaturesForAddress(publicKeyOf(reference), { limit: 25 }, 'confirmed');
+  for (const { signature, err } of found) {
+    if (err) continue;
+    const tx = await connection.getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    if (!tx || tx.meta?.err) continue;
+    if (!Buffer.from(tx.transaction.message.serialize()).equals(want)) continue;
+    const signed = new VersionedTransaction(tx.transaction.message, tx.transaction.signatures.map((s) => bs58.decode(s)));
+    return { signature, wire: signed.serialize(), slot: tx.slot };
+  }
+  return undefined;
 }
 
 /** The network fee of a transaction's message at its blockhash (5,000 lamports a signature plus priority). */
@@ -150,9 +178,18 @@ export async function sendAndConfirm(connection: Connection, signed: SignedTrans
   try {
     await connection.sendRawTransaction(signed.wire, { skipPreflight: options.resend === true, preflightCommitment: 'confirmed', maxRetries: 0 });
   } catch (error) {
-    throw toChainError(error) ?? error;
+    // The same bytes went out before (someone signed and sent them): wait for them like any other send.
+    if (!isAlreadyProcessed(error)) throw toChainError(error) ?? error;
   }
   return confirmSignature(connection, signed, options.abortSignal);
+}
+
+/** Sent, and seen by the cluster, but not confirmed when its blockhash expired: it may still be confirmed. */
+export class OutcomeUnknownError extends Error {
+  constructor(readonly signature: string) {
+    super(`transaction ${signature} was processed but not confirmed when its blockhash expired; its outcome is still open`);
+    this.name = 'OutcomeUnknownError';
+  }
 }
 
 /** Waits for a sent transaction: confirmed, failed on-chain (tx_failed with logs) or expired (send_failed). */
@@ -170,8 +207,8 @@ export async function confirmSignature(connection: Connection, signed: SignedTra
     if (status.state === 'confirmed') return { signature, slot: status.slot };
     if (status.state === 'failed') throw await failedOnChain(connection, signature, status.err, status.logs);
     // Landed but not confirmed yet: the outcome is still open.
-    if (status.state === 'processed') throw error;
-    throw toChainError(error)!;
+    if (status.state === 'processed') throw new OutcomeUnknownError(signature);
+    throw new ChainError('send_failed', 'the transaction expired (its blockhash is past lastValidBlockHeight) before it landed; nothing was paid');
   }
   return { signature, slot };
 }

@@ -10,9 +10,12 @@ export const awardBody: JsonSchema = {
       type: 'boolean',
       default: true,
       description:
-        'true (default): the service signs and sends the payment from the poster’s custody wallet. false: returns the unsigned ' +
-        'transaction (`transaction`, base64 VersionedTransaction, the poster’s wallet as fee payer) and records nothing; ' +
-        'the award is recorded once the signed transaction is submitted through POST /api/v1/tx/submit',
+        'true (default): the service signs and sends the payment from the poster’s custody wallet. false (and always for a ' +
+        'self-custody poster): returns the unsigned transaction (`transaction`, base64 VersionedTransaction, the poster’s ' +
+        'wallet as fee payer) and holds the bounty for it until its blockhash expires (`last_valid_block_height`). Sign it ' +
+        'and send it to the chain (or through POST /api/v1/tx/submit): the service finds it by its `reference` key and ' +
+        'records the award within seconds of it confirming, or at once when award is called again. Asking again while it ' +
+        'is outstanding gives the same transaction; once it has expired unsent, the bounty is free for another award',
     },
   },
 };
@@ -36,7 +39,9 @@ export const awardResponse: JsonSchema = {
     signature: { type: 'string', description: 'the confirmed payment (executed=true)' },
     explorer: { type: 'string', description: 'the payment on a block explorer (executed=true)' },
     ledger: { ...receipt, description: 'where the award (BountyAwarded) landed on the public ledger (executed=true)' },
-    transaction: { type: 'string', description: 'unsigned base64 VersionedTransaction to sign and send through /api/v1/tx/submit (executed=false)' },
+    transaction: { type: 'string', description: 'unsigned base64 VersionedTransaction to sign and send (executed=false)' },
     fee_payer: { type: 'string', description: 'the wallet that signs and pays the fee (executed=false)' },
+    reference: { type: 'string', description: 'a read-only key on the transfer by which the service finds it on-chain (executed=false)' },
+    last_valid_block_height: { type: 'integer', description: 'the transaction can land up to this block height; the bounty is held until then (executed=false)' },
   },
 };

@@ -23,14 +23,29 @@ const migrations: Migration[] = [
         `create index award_outbox_due on ${schema}.award_outbox (lease_until) where state in ('reserved', 'sent')`,
       ]),
   },
+  {
+    // An unsigned payment handed to the poster (execute=false, or custody self) holds the bounty too, until
+    // it lands (found by its reference key) or its blockhash expires.
+    name: 'award_outbox_002',
+    up: (db, schema) =>
+      execAll(db, [
+        `alter table ${schema}.award_outbox drop constraint award_outbox_state_check`,
+        `alter table ${schema}.award_outbox add constraint award_outbox_state_check check (state in ('reserved', 'unsigned', 'sent', 'done', 'rejected'))`,
+        `alter table ${schema}.award_outbox add column reference text`,
+        `drop index ${schema}.award_outbox_due`,
+        `create index award_outbox_due on ${schema}.award_outbox (lease_until) where state in ('reserved', 'unsigned', 'sent')`,
+      ]),
+  },
 ];
 
 /**
  * - `reserved`: one caller holds the bounty's only payment; nothing is signed yet, so nothing can have been sent.
+ * - `unsigned`: the poster was handed the unsigned payment (`transaction`) to sign and send themselves; it is
+ *   found on-chain by its `reference` key, and can no longer land once its blockhash expires.
  * - `sent`: the signed transaction is stored and may be on its way; only its on-chain status settles it.
  * - `done`: the payment is on the ledger. `rejected`: paid, but the ledger refused the record (needs a human).
  */
-export type AwardOutboxState = 'reserved' | 'sent' | 'done' | 'rejected';
+export type AwardOutboxState = 'reserved' | 'unsigned' | 'sent' | 'done' | 'rejected';
 
 export interface AwardOutboxRow {
   bountyId: string;
@@ -39,8 +54,10 @@ export interface AwardOutboxRow {
   submissionId: string;
   state: AwardOutboxState;
   signature: string | null;
-  /** base64 of the signed wire transaction. */
+  /** base64 of the signed wire transaction (`unsigned`: of the unsigned one handed out). */
   transaction: string | null;
+  /** `unsigned`: the read-only key on the transfer that finds it on-chain. */
+  reference: string | null;
   blockhash: string | null;
   lastValidBlockHeight: number | null;
   leaseUntil: Date;
@@ -102,6 +119,50 @@ export class AwardOutbox {
     return holder ? { ok: false, holder } : this.reserve(reservation);
   }
 
+  /**
+   * Takes the bounty's one payment slot for an unsigned payment handed to the poster; otherwise answers
+   * the state of whoever holds it.
+   */
+  async reserveUnsigned(
+    reservation: AwardReservation & { reference: string; transaction: string; blockhash: string; lastValidBlockHeight: number },
+  ): Promise<{ ok: true } | { ok: false; holder: AwardOutboxRow }> {
+    const inserted = await this.database.db
+      .insertInto(this.table)
+      .values({
+        bounty_id: reservation.bountyId,
+        attempt_id: reservation.attemptId,
+        poster_id: reservation.posterId,
+        submission_id: reservation.submissionId,
+        state: 'unsigned',
+        reference: reservation.reference,
+        transaction: reservation.transaction,
+        blockhash: reservation.blockhash,
+        last_valid_block_height: reservation.lastValidBlockHeight,
+        lease_until: this.lease(reservation.leaseMs),
+      })
+      .onConflict((oc) => oc.column('bounty_id').doNothing())
+      .returning('bounty_id')
+      .executeTakeFirst();
+    if (inserted) return { ok: true };
+    const holder = await this.get(reservation.bountyId);
+    return holder ? { ok: false, holder } : this.reserveUnsigned(reservation);
+  }
+
+  /**
+   * An unsigned payment was found confirmed on-chain: from here on it is a sent payment like any other,
+   * with the signature and signed bytes the poster sent. False if the row is no longer that unsigned one.
+   */
+  async markUnsignedSent(bountyId: string, attemptId: string, sent: { signature: string; transaction: string; leaseMs: number }): Promise<boolean> {
+    const result = await this.database.db
+      .updateTable(this.table)
+      .set({ state: 'sent', signature: sent.signature, transaction: sent.transaction, lease_until: this.lease(sent.leaseMs), updated_at: sql`now()` })
+      .where('bounty_id', '=', bountyId)
+      .where('attempt_id', '=', attemptId)
+      .where('state', '=', 'unsigned')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   /** Stores the signed transaction before it is sent; false if this attempt no longer holds the row. */
   async recordSigned(bountyId: string, attemptId: string, signed: { signature: string; transaction: string; blockhash: string; lastValidBlockHeight: number; leaseMs: number }): Promise<boolean> {
     const result = await this.database.db
@@ -131,7 +192,7 @@ export class AwardOutbox {
       .deleteFrom(this.table)
       .where('bounty_id', '=', bountyId)
       .where('attempt_id', '=', attemptId)
-      .where('state', 'in', ['reserved', 'sent'])
+      .where('state', 'in', ['reserved', 'unsigned', 'sent'])
       .executeTakeFirst();
     return Number(result.numDeletedRows) === 1;
   }
@@ -181,7 +242,7 @@ export class AwardOutbox {
       const due = await trx
         .selectFrom(this.table)
         .select('bounty_id')
-        .where('state', 'in', ['reserved', 'sent'])
+        .where('state', 'in', ['reserved', 'unsigned', 'sent'])
         .where('lease_until', '<=', sql<Date>`now()`)
         .orderBy('lease_until')
         .limit(1)
@@ -209,6 +270,7 @@ function toRow(row: Record<string, any>): AwardOutboxRow {
     state: row.state,
     signature: row.signature ?? null,
     transaction: row.transaction ?? null,
+    reference: row.reference ?? null,
     blockhash: row.blockhash ?? null,
     lastValidBlockHeight: row.last_valid_block_height === null || row.last_valid_block_height === undefined ? null : Number(row.last_valid_block_height),
     leaseUntil: new Date(row.lease_until),

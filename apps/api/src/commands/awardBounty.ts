@@ -1,3 +1,4 @@
+import { Keypair, VersionedTransaction } from '@solana/web3.js';
 import { monotonicFactory } from 'ulid';
 import {
   ChainError,
@@ -7,7 +8,9 @@ import {
   encodeUnsigned,
   explorerUrl,
   feeLamports,
+  findSentByReference,
   isBlockhashExpired,
+  isRpcUnreachable,
   keypairFromSecret,
   recentBlockhash,
   sendAndConfirm,
@@ -33,6 +36,8 @@ const ulid = monotonicFactory();
 export const AWARD_LEASE_MS = 120_000;
 /** When a recovery pass could not settle a payment (RPC or ledger unreachable), it looks again after this. */
 export const AWARD_RETRY_MS = 30_000;
+/** How soon a recovery pass looks on-chain for an unsigned payment the poster may have sent by now. */
+export const UNSIGNED_CHECK_MS = 5_000;
 
 export interface AwardInput {
   bountyId: string;
@@ -53,8 +58,32 @@ async function planAtHead(services: Services, agentId: string, bountyId: string,
 }
 
 function heldBy(holder: AwardOutboxRow): ApiError {
-  const settled = holder.state === 'done' || holder.state === 'rejected';
-  return new ApiError(409, 'bounty_closed', settled ? `bounty ${holder.bountyId} is already awarded` : `an award for bounty ${holder.bountyId} is in progress`);
+  if (holder.state === 'done' || holder.state === 'rejected') {
+    return new ApiError(409, 'bounty_closed', `bounty ${holder.bountyId} is already awarded`, holder.signature ? { signature: holder.signature } : {});
+  }
+  if (holder.state === 'unsigned') {
+    return new ApiError(
+      409,
+      'bounty_closed',
+      `an unsigned award of bounty ${holder.bountyId} (submission ${holder.submissionId}) is outstanding until block height ` +
+        `${holder.lastValidBlockHeight}: sign and send it, or award again once it has expired`,
+      { reference: holder.reference, last_valid_block_height: holder.lastValidBlockHeight },
+    );
+  }
+  return new ApiError(409, 'bounty_closed', `an award for bounty ${holder.bountyId} is in progress`);
+}
+
+/** Nothing was sent: the RPC could not be reached. */
+function rpcUnavailable(error: unknown): ApiError {
+  return new ApiError(503, 'unavailable', `the Solana RPC could not be reached (${(error as Error).message}); nothing was paid, try again`, {}, { 'Retry-After': '5' });
+}
+
+/** Errors before anything was sent: what the chain said, an unreachable RPC, or our own fault (500). */
+function beforeSend(error: unknown): unknown {
+  const known = toChainError(error);
+  if (known) return fromRejection(known.rejection);
+  if (!(error instanceof ApiError) && isRpcUnreachable(error)) return rpcUnavailable(error);
+  return error;
 }
 
 /**
@@ -70,25 +99,17 @@ export async function awardBounty(services: Services, agentId: string, input: Aw
   const summary = { bounty_id: bountyId, submission_id: submissionId, winner: winnerOf(plan), reward_sol: plan.rewardSol };
   const connection = services.chain.connection;
 
-  if (!input.execute) {
-    const holder = await services.awardOutbox.get(bountyId);
-    if (holder) throw heldBy(holder);
-    const unsigned = buildSolTransfer({ from: plan.poster.wallet, to: plan.winner.wallet, lamports }, await recentBlockhash(connection));
-    return { ...summary, executed: false as const, transaction: encodeUnsigned(unsigned), fee_payer: plan.poster.wallet };
-  }
-  if (plan.poster.custody === 'self') {
-    throw new ApiError(
-      400,
-      'invalid_request',
-      'your wallet is self-custody, so the service cannot sign the payment: send execute=false to get the unsigned transaction, ' +
-        'sign it, and submit it through POST /api/v1/tx/submit',
-      { field: 'execute' },
-    );
-  }
+  // The service cannot sign for a self-custody wallet: such a poster always gets the unsigned payment.
+  if (!input.execute || plan.poster.custody === 'self') return awardUnsigned(services, agentId, input, plan, summary);
 
   const attemptId = `award_${ulid()}`;
-  const reserved = await services.awardOutbox.reserve({ bountyId, attemptId, posterId: agentId, submissionId, leaseMs: AWARD_LEASE_MS });
-  if (!reserved.ok) throw heldBy(reserved.holder);
+  const reservation = { bountyId, attemptId, posterId: agentId, submissionId, leaseMs: AWARD_LEASE_MS };
+  let reserved = await services.awardOutbox.reserve(reservation);
+  // An unsigned payment handed out earlier holds the bounty: it may have landed, or expired, by now.
+  if (!reserved.ok && reserved.holder.state === 'unsigned' && (await settleUnsigned(services, reserved.holder)) === 'released') {
+    reserved = await services.awardOutbox.reserve(reservation);
+  }
+  if (!reserved.ok) throw heldBy((await services.awardOutbox.get(bountyId)) ?? reserved.holder);
 
   let signed: SignedTransaction;
   try {
@@ -112,17 +133,17 @@ export async function awardBounty(services: Services, agentId: string, input: Aw
     if (!stored) throw new ApiError(409, 'bounty_closed', `an award for bounty ${bountyId} is in progress`);
   } catch (error) {
     await release(services, bountyId, attemptId);
-    const known = toChainError(error);
-    throw known ? fromRejection(known.rejection) : error;
+    throw beforeSend(error);
   }
 
   try {
     await sendAndConfirm(connection, signed);
   } catch (error) {
-    const known = toChainError(error);
-    if (known) {
+    // Only the chain's verdict frees the bounty; anything else (a network fault, a payment processed but not
+    // confirmed when its blockhash expired) may still land.
+    if (error instanceof ChainError) {
       await release(services, bountyId, attemptId);
-      throw fromRejection(known.rejection);
+      throw fromRejection(error.rejection);
     }
     // Sent, but whether it landed is unknown: the recovery pass settles it from the stored transaction.
     services.log.warn({ err: error, bounty_id: bountyId, signature: signed.signature }, 'award payment outcome unknown; left to recovery');
@@ -146,6 +167,106 @@ export async function awardBounty(services: Services, agentId: string, input: Aw
     executed: true as const,
     ledger: receipt,
   };
+}
+
+/**
+ * execute=false, or a self-custody poster: hand out the unsigned payment, and hold the bounty for it until it
+ * lands or its blockhash expires. The transfer carries a fresh reference key, so it is found on-chain however
+ * the poster sends it, and recorded then (by a recovery pass, or by the next award call). Asking again for
+ * the same submission while it is outstanding gives the same transaction.
+ */
+async function awardUnsigned(services: Services, agentId: string, input: AwardInput, plan: AwardPlan, summary: Record<string, unknown>) {
+  const { bountyId, submissionId } = input;
+  const { connection } = services.chain;
+  const handedOut = (row: AwardOutboxRow) => ({
+    ...summary,
+    executed: false as const,
+    transaction: row.transaction!,
+    fee_payer: plan.poster.wallet,
+    reference: row.reference!,
+    last_valid_block_height: row.lastValidBlockHeight!,
+  });
+  const outstanding = async (holder: AwardOutboxRow) => {
+    if (holder.state !== 'unsigned') throw heldBy(holder);
+    const outcome = await settleUnsigned(services, holder);
+    if (outcome === 'recorded') throw heldBy((await services.awardOutbox.get(bountyId)) ?? holder);
+    if (outcome === 'pending' && holder.submissionId === submissionId) return handedOut(holder);
+    if (outcome === 'pending') throw heldBy(holder);
+    return undefined;
+  };
+
+  const holder = await services.awardOutbox.get(bountyId);
+  if (holder) {
+    const again = await outstanding(holder);
+    if (again) return again;
+  }
+  const lamports = solToLamports(plan.rewardSol);
+  const reference = Keypair.generate().publicKey.toBase58();
+  let row: AwardOutboxRow;
+  try {
+    const recent = await recentBlockhash(connection);
+    const unsigned = buildSolTransfer({ from: plan.poster.wallet, to: plan.winner.wallet, lamports, reference }, recent);
+    await assertCanPay(connection, plan.poster.wallet, { lamports, fee: await feeLamports(connection, unsigned) });
+    row = {
+      bountyId,
+      attemptId: `award_${ulid()}`,
+      posterId: agentId,
+      submissionId,
+      state: 'unsigned',
+      signature: null,
+      transaction: encodeUnsigned(unsigned),
+      reference,
+      blockhash: recent.blockhash,
+      lastValidBlockHeight: recent.lastValidBlockHeight,
+      leaseUntil: new Date(),
+      error: null,
+    };
+  } catch (error) {
+    throw beforeSend(error);
+  }
+  const reserved = await services.awardOutbox.reserveUnsigned({
+    ...row,
+    transaction: row.transaction!,
+    reference,
+    blockhash: row.blockhash!,
+    lastValidBlockHeight: row.lastValidBlockHeight!,
+    leaseMs: UNSIGNED_CHECK_MS,
+  });
+  if (!reserved.ok) {
+    // Another call took the slot between the look and the insert.
+    const again = await outstanding(reserved.holder);
+    if (again) return again;
+    throw heldBy(reserved.holder);
+  }
+  return handedOut(row);
+}
+
+/**
+ * Where an unsigned payment stands: landed (then recorded like any sent payment), expired without landing
+ * (the bounty is freed), or still able to land.
+ */
+async function settleUnsigned(services: Services, row: AwardOutboxRow): Promise<'recorded' | 'released' | 'pending'> {
+  const { connection } = services.chain;
+  const expected = VersionedTransaction.deserialize(Buffer.from(row.transaction!, 'base64'));
+  // Expiry first: a lookup after it is final, since nothing built on that blockhash can land later.
+  const expired = await isBlockhashExpired(connection, row.lastValidBlockHeight!);
+  const sent = await findSentByReference(connection, row.reference!, expected);
+  if (sent) {
+    const marked = await services.awardOutbox.markUnsignedSent(row.bountyId, row.attemptId, {
+      signature: sent.signature,
+      transaction: Buffer.from(sent.wire).toString('base64'),
+      leaseMs: AWARD_LEASE_MS,
+    });
+    if (marked || (await services.awardOutbox.get(row.bountyId))?.signature === sent.signature) {
+      await recordPaidAward(services, { bountyId: row.bountyId, submissionId: row.submissionId, posterId: row.posterId, signature: sent.signature });
+    }
+    return 'recorded';
+  }
+  if (expired) {
+    await services.awardOutbox.release(row.bountyId, row.attemptId);
+    return 'released';
+  }
+  return 'pending';
 }
 
 /** Frees the bounty after a payment that did not happen; if even that fails, the recovery pass frees it when the lease ends. */
@@ -198,7 +319,7 @@ async function recordedReceipt(services: Services, signature: string): Promise<{
   return { seq: entry.seq, hash: entry.hash };
 }
 
-export type RecoveryOutcome = 'recorded' | 'released' | 'rejected' | 'retry_later';
+export type RecoveryOutcome = 'recorded' | 'released' | 'rejected' | 'pending' | 'retry_later';
 
 /**
  * Finishes the award payments that an API process left unsettled (it crashed, or the ledger or the RPC
@@ -229,6 +350,17 @@ async function settle(services: Services, row: AwardOutboxRow, signal?: AbortSig
     // Nothing was signed, so nothing can have been sent.
     await services.awardOutbox.release(row.bountyId, row.attemptId);
     return 'released';
+  }
+  if (row.state === 'unsigned') {
+    let outcome: 'recorded' | 'released' | 'pending';
+    try {
+      outcome = await settleUnsigned(services, row);
+    } catch (error) {
+      if (error instanceof ApiError) return 'rejected';
+      throw error;
+    }
+    if (outcome === 'pending') await services.awardOutbox.renewLease(row.bountyId, row.attemptId, UNSIGNED_CHECK_MS);
+    return outcome;
   }
   if (!row.signature || !row.transaction || !row.blockhash || row.lastValidBlockHeight === null) {
     throw new Error(`award outbox row of ${row.bountyId} is sent but lacks its transaction`);

@@ -13,8 +13,10 @@ export default defineRoute<{ submission_id: string; execute: boolean }, unknown,
     '(400 insufficient otherwise, and the bounty stays open). Exactly one payment is made per bounty: concurrent awards get 409 bounty_closed. ' +
     'The award (an award_payment action and BountyAwarded) is written to the ledger once the payment confirms. A payment that fails ' +
     'on-chain or is refused answers 400 tx_failed / send_failed with the program logs, and the bounty stays open. 503 unavailable means the ' +
-    'payment was sent but its outcome is not settled yet: it is recorded automatically when it confirms. Custody "self": send execute=false ' +
-    'for the unsigned transaction (`transaction`); nothing is recorded until the signed transaction is submitted through POST /api/v1/tx/submit.',
+    'payment was sent but its outcome is not settled yet (it is recorded automatically when it confirms), or that the Solana RPC could not ' +
+    'be reached and nothing was paid. execute=false, and every award by a self-custody poster, returns the unsigned transaction ' +
+    '(`transaction`, with its `reference` and `last_valid_block_height`) for the poster to sign and send; the award is recorded once it ' +
+    'confirms on-chain (see `execute`).',
   params: bountyParams,
   body: awardBody,
   response: awardResponse,
