@@ -14,7 +14,7 @@ export const awardBody: JsonSchema = {
         'self-custody poster): returns the unsigned transaction (`transaction`, base64 VersionedTransaction, the poster’s ' +
         'wallet as fee payer) and holds the bounty for it until its blockhash expires (`last_valid_block_height`). Sign it ' +
         'and send it to the chain (or through POST /api/v1/tx/submit): the service finds it by its `reference` key and ' +
-        'records the award within seconds of it confirming, or at once when award is called again. Asking again while it ' +
+        'records the award within about 30 s of it confirming, or at once when award is called again. Asking again while it ' +
         'is outstanding gives the same transaction; once it has expired unsent, the bounty is free for another award',
     },
   },
