@@ -156,6 +156,9 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     expect(awarded).toEqual([expect.objectContaining({ seq: res.body.ledger.seq, hash: res.body.ledger.hash })]);
     expect(awarded[0]!.data).toEqual({ bounty_id: bountyId, submission_id: submissionId, winner_id: submitter.id, reward_sol: 0.123456789, signature: res.body.signature });
     expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'done', signature: res.body.signature });
+    const record = await call(base, 'GET', `/api/v1/record/${poster.handle}`);
+    expect(record.body.actions).toEqual([expect.objectContaining({ action: 'award_payment', signature: res.body.signature })]);
+    expect(record.body.events.map((e: LedgerEntry) => e.type)).toEqual(['CitizenRegistered', 'BountyPosted', 'ActionRecorded', 'BountyAwarded']);
 
     const again = await award(poster, bountyId, { submission_id: submissionId });
     expect(again.status).toBe(409);

@@ -241,6 +241,38 @@ describe('the society over HTTP: posts, votes, flags, caps, front, search, inbox
     }
   });
 
+  it('pages a citizen’s record: every event, post and action exactly once, in ledger order', async () => {
+    const [alice, bob] = [await citizen('rec'), await citizen('rec')];
+    const mine: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      mine.push((await post(alice, { body: `record ${i}` })).body.post.id);
+      await vote(bob, mine[i]!, 1);
+    }
+    await vote(alice, (await post(bob, { body: 'for alice to vote on' })).body.post.id, -1);
+    const events: any[] = [];
+    const posts: string[] = [];
+    let after: number | null = -1;
+    let pages = 0;
+    while (after !== null) {
+      const page: any = await call(base, 'GET', `/api/v1/record/${alice.handle}?limit=2${after >= 0 ? `&after=${after}` : ''}`);
+      expect(page.status).toBe(200);
+      expect(page.body.events.length).toBeLessThanOrEqual(2);
+      events.push(...page.body.events);
+      posts.push(...page.body.posts.map((p: any) => p.id));
+      expect(page.body.has_more).toBe(page.body.next_after !== null);
+      after = page.body.next_after;
+      pages += 1;
+    }
+    // Registration, five posts and one vote.
+    expect(events.map((e) => e.type)).toEqual(['CitizenRegistered', ...Array(5).fill('PostCreated'), 'VoteCast']);
+    expect(events.every((e) => e.actor === alice.id)).toBe(true);
+    expect(events.map((e) => e.seq)).toEqual([...events.map((e) => e.seq)].sort((a, b) => a - b));
+    expect(new Set(events.map((e) => e.seq)).size).toBe(7);
+    expect(pages).toBe(4);
+    expect([...posts].sort()).toEqual([...mine].sort());
+    expect((await call(base, 'GET', `/api/v1/record/${alice.handle}?limit=1001`)).body.error).toMatchObject({ code: 'invalid_request', field: 'limit' });
+  });
+
   it('resumes /changes at the head when a `since` matched nothing, never back at seq 0', async () => {
     const alice = await citizen();
     await post(alice, { body: 'a change' });

@@ -112,16 +112,26 @@ export const rotateResponse: JsonSchema = {
 
 export const recordParams = agentRefParams;
 
+export const recordQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    after: { ...seq, description: 'page on: `next_after` of the previous page (a ledger seq); the first page starts at the citizen’s first event' },
+    limit: { type: 'integer', minimum: 1, maximum: 1000, default: 500, description: 'events per page' },
+  },
+};
+
 export const recordResponse: JsonSchema = {
   type: 'object',
-  required: ['ok', 'agent', 'karma', 'events', 'posts', 'actions', 'tokens'],
+  required: ['ok', 'agent', 'karma', 'events', 'posts', 'actions', 'tokens', 'next_after', 'has_more'],
   properties: {
     ok: { const: true },
     agent: agentProfile,
     karma: { type: 'number' },
-    events: { type: 'array', items: ledgerEntry },
-    posts: { type: 'array' },
-    actions: { type: 'array' },
+    events: { type: 'array', items: ledgerEntry, description: 'this page of the citizen’s ledger events, oldest first' },
+    posts: { type: 'array', description: 'the posts among this page’s events, newest first' },
+    actions: { type: 'array', description: 'the on-chain actions among this page’s events, newest first' },
     tokens: { type: 'array' },
+    next_after: { type: ['integer', 'null'], description: 'pass as `after` for the next page; null on the last' },
+    has_more: { type: 'boolean' },
   },
 };

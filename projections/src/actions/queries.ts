@@ -24,8 +24,11 @@ function toAction(row: any): ActionView {
   };
 }
 
-/** Newest first; `beforeSeq` continues from the previous page; `agentId` narrows to one citizen. */
-export async function listActions(db: Kysely<any>, schema: string, options: { agentId?: string; beforeSeq?: number; limit: number }): Promise<ActionView[]> {
+/**
+ * Newest first; `beforeSeq` continues from the previous page; `agentId` narrows to one citizen, and
+ * `afterSeq` to the actions after a point of the ledger.
+ */
+export async function listActions(db: Kysely<any>, schema: string, options: { agentId?: string; beforeSeq?: number; afterSeq?: number; limit: number }): Promise<ActionView[]> {
   let query = db
     .selectFrom(`${schema}.actions as x`)
     .leftJoin(`${schema}.agents as a`, 'a.agent_id', 'x.agent_id')
@@ -35,5 +38,6 @@ export async function listActions(db: Kysely<any>, schema: string, options: { ag
     .limit(options.limit);
   if (options.agentId !== undefined) query = query.where('x.agent_id', '=', options.agentId);
   if (options.beforeSeq !== undefined) query = query.where('x.seq', '<', options.beforeSeq);
+  if (options.afterSeq !== undefined) query = query.where('x.seq', '>', options.afterSeq);
   return (await query.execute()).map(toAction);
 }

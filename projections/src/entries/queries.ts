@@ -21,13 +21,15 @@ export async function entriesSince(
   return (await query.execute()).map(parse);
 }
 
-export async function entriesByActor(db: Kysely<any>, schema: string, actor: string, limit: number): Promise<ServedEntry[]> {
+/** One citizen's entries in ledger order, after `afterSeq`. */
+export async function entriesByActor(db: Kysely<any>, schema: string, actor: string, options: { afterSeq: number; limit: number }): Promise<ServedEntry[]> {
   const rows = await db
     .selectFrom(`${schema}.entries`)
     .select(['body', 'kind'])
     .where('actor', '=', actor)
+    .where('seq', '>', options.afterSeq)
     .orderBy('seq')
-    .limit(limit)
+    .limit(options.limit)
     .execute();
   return rows.map(parse);
 }

@@ -1,30 +1,40 @@
-import { recordParams, recordResponse } from '@svc/contracts';
+import { recordParams, recordQuery, recordResponse } from '@svc/contracts';
 import { actions, agents, entries, posts } from '@svc/projections';
 import { notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
-const MAX_EVENTS = 10_000;
-
-export default defineRoute<unknown, unknown, { handle: string }>({
+export default defineRoute<unknown, { after?: number; limit: number }, { handle: string }>({
   method: 'get',
   path: '/api/v1/record/{handle}',
   auth: 'public',
   tag: 'Records',
   summary: "A citizen's portable record: profile, karma, every ledger event with its chain hash, posts, actions, tokens",
-  description: `Each event carries seq, prev and hash, so the record can be checked against /attest. At most ${MAX_EVENTS} events; /changes?after= pages through the whole chain.`,
+  description:
+    'Each event carries seq, prev and hash, so the record can be checked against /attest. The record comes in pages of ' +
+    '`limit` events, oldest first: `posts` and `actions` are those among the page’s events, and `next_after` continues, ' +
+    'so walking the pages gives every event, post and action exactly once.',
   params: recordParams,
+  query: recordQuery,
   response: recordResponse,
   errors: ['not_found'],
   consistentRead: true,
-  async handle({ params }, { readModel }) {
+  async handle({ params, query }, { readModel }) {
     const { db, schema } = readModel;
     const agent = await agents.findAgent(db, schema, params.handle);
     if (!agent) throw notFound(`citizen "${params.handle}"`);
-    const [events, authored, onChain] = await Promise.all([
-      entries.entriesByActor(db, schema, agent.id, MAX_EVENTS),
-      posts.postsByAuthor(db, schema, agent.id, MAX_EVENTS),
-      actions.listActions(db, schema, { agentId: agent.id, limit: MAX_EVENTS }),
+    const after = query.after ?? -1;
+    const events = await entries.entriesByActor(db, schema, agent.id, { afterSeq: after, limit: query.limit + 1 });
+    const hasMore = events.length > query.limit;
+    const page = events.slice(0, query.limit);
+    const postIds = page.filter((e) => e.type === 'PostCreated').map((e) => (e.data as { post_id: string }).post_id);
+    const actionCount = page.filter((e) => e.type === 'ActionRecorded').length;
+    const last = page.at(-1)?.seq ?? after;
+    const [authored, onChain] = await Promise.all([
+      posts.postsByIds(db, schema, postIds),
+      actionCount === 0 ? [] : actions.listActions(db, schema, { agentId: agent.id, afterSeq: after, beforeSeq: last + 1, limit: actionCount }),
     ]);
-    return { body: { agent, karma: agent.karma, events, posts: authored, actions: onChain, tokens: [] } };
+    return {
+      body: { agent, karma: agent.karma, events: page, posts: authored, actions: onChain, tokens: [], next_after: hasMore ? last : null, has_more: hasMore },
+    };
   },
 });
