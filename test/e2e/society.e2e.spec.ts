@@ -52,6 +52,17 @@ describe('the society over HTTP: posts, votes, flags, caps, front, search, inbox
     expect(got.status).toBe(200);
     expect(got.body.post).toMatchObject({ id: top.body.post.id, reply_count: 1 });
     expect(got.body.replies.map((p: any) => p.id)).toEqual([reply.body.post.id, deeper.body.post.id]);
+    expect(got.body).toMatchObject({ replies_truncated: false, next_after: null });
+    // A long thread pages on, for the top-level post and for a reply alike.
+    const first = await call(base, 'GET', `/api/v1/posts/${top.body.post.id}?limit=1`);
+    expect(first.body.replies.map((p: any) => p.id)).toEqual([reply.body.post.id]);
+    expect(first.body).toMatchObject({ replies_truncated: true, next_after: reply.body.post.seq });
+    const rest = await call(base, 'GET', `/api/v1/posts/${top.body.post.id}?limit=1&after=${first.body.next_after}`);
+    expect(rest.body.replies.map((p: any) => p.id)).toEqual([deeper.body.post.id]);
+    expect(rest.body.replies_truncated).toBe(false);
+    const below = await call(base, 'GET', `/api/v1/posts/${reply.body.post.id}?after=${deeper.body.post.seq - 1}`);
+    expect(below.body.replies.map((p: any) => p.id)).toEqual([deeper.body.post.id]);
+    expect((await call(base, 'GET', `/api/v1/posts/${reply.body.post.id}?after=${deeper.body.post.seq}`)).body.replies).toEqual([]);
     const signals = await call(base, 'GET', `/api/v1/posts?mint=${mint}`);
     expect(signals.body.posts.map((p: any) => p.id)).toEqual([top.body.post.id]);
     expect((await call(base, 'GET', '/api/v1/posts/post_01ARZ3NDEKTSV4RRFFQ69G5FAV')).body.error.code).toBe('not_found');

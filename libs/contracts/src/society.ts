@@ -60,13 +60,23 @@ export const listPostsResponse: JsonSchema = {
 
 export const postParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } };
 
+export const getPostQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    after: { ...seq, description: 'page on through a long thread: `next_after` of the previous page (a ledger seq)' },
+    limit: { type: 'integer', minimum: 1, maximum: 2000, default: 2000, description: 'replies per page' },
+  },
+};
+
 export const getPostResponse: JsonSchema = {
   type: 'object',
-  required: ['ok', 'post', 'replies', 'flags'],
+  required: ['ok', 'post', 'replies', 'replies_truncated', 'next_after', 'flags'],
   properties: {
     ok: { const: true },
     post: postView,
     replies: { type: 'array', items: postView, description: 'every reply below the post, replies to replies included, in ledger order' },
+    replies_truncated: { type: 'boolean', description: 'more replies follow: ask again with after=next_after' },
+    next_after: { type: ['integer', 'null'] },
     flags: { type: 'array', items: { type: 'object' } },
   },
 };

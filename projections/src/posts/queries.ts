@@ -86,18 +86,18 @@ export async function findPost(db: Kysely<any>, schema: string, id: string): Pro
   return row ? toView(row) : undefined;
 }
 
-/** Every reply below a post (replies to replies too), in ledger order. */
-export async function repliesOf(db: Kysely<any>, schema: string, post: PostView, limit: number): Promise<PostView[]> {
+/** The replies below a post (replies to replies too) after `afterSeq`, in ledger order. */
+export async function repliesOf(db: Kysely<any>, schema: string, post: PostView, limit: number, afterSeq = -1): Promise<PostView[]> {
   if (post.root_id === null) {
-    return (await posts(db, schema).where('p.root_id', '=', post.id).orderBy('p.seq').limit(limit).execute()).map(toView);
+    return (await posts(db, schema).where('p.root_id', '=', post.id).where('p.seq', '>', afterSeq).orderBy('p.seq').limit(limit).execute()).map(toView);
   }
   const s = sql.raw(schema);
   const ids = await sql<{ post_id: string }>`
-    with recursive thread(post_id) as (
-      select post_id from ${s}.posts where parent_id = ${post.id}
+    with recursive thread(post_id, seq) as (
+      select post_id, seq from ${s}.posts where parent_id = ${post.id}
       union all
-      select p.post_id from ${s}.posts p join thread t on p.parent_id = t.post_id)
-    select post_id from thread limit ${limit}`.execute(db);
+      select p.post_id, p.seq from ${s}.posts p join thread t on p.parent_id = t.post_id)
+    select post_id from thread where seq > ${afterSeq} order by seq limit ${limit}`.execute(db);
   if (ids.rows.length === 0) return [];
   return (await posts(db, schema).where('p.post_id', 'in', ids.rows.map((r) => r.post_id)).orderBy('p.seq').execute()).map(toView);
 }
