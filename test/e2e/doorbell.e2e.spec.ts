@@ -1,8 +1,10 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import dns from 'node:dns';
+import type { LookupFunction } from 'node:net';
 import { sql } from 'kysely';
 import { startProjector, type RunningProjector } from '@svc/app-projector';
 import { startServer, type RunningServer } from '../../apps/api/src/server';
-import { DoorbellReceiver } from '../support/doorbellReceiver';
+import { DoorbellReceiver, RecordedAttempts } from '../support/doorbellReceiver';
 import { startChild, type ChildService } from '../support/spawn';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call as rawCall, uniqueHandle, type Reply } from '../support/http';
@@ -15,11 +17,22 @@ interface Citizen {
 
 jest.setTimeout(60_000);
 
+/** A public-looking name that the worker's resolver answers with a private address, as a rebinding DNS would. */
+const PRIVATE_NAME = 'rebind.example.com';
+const PRIVATE_ADDRESS = '10.20.30.40';
+const rebindingLookup = ((hostname: string, options: dns.LookupOptions, callback: (...args: any[]) => void) => {
+  if (hostname !== PRIVATE_NAME) return dns.lookup(hostname, options, callback);
+  if (options.all) callback(null, [{ address: PRIVATE_ADDRESS, family: 4 }]);
+  else callback(null, PRIVATE_ADDRESS, 4);
+}) as LookupFunction;
+
 describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
   let db: FreshDatabase;
   let server: RunningServer;
   let receiver: DoorbellReceiver;
   let base: string;
+  /** Every attempt the in-process worker records, as it records it: what the tests wait on. */
+  const attempts = new RecordedAttempts();
   /** Every answer the service gave in this file: no secret may appear in any of them. */
   const answers: string[] = [];
   const secrets: string[] = [];
@@ -49,11 +62,13 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
         DOORBELL_CA_FILE: receiver.caFile,
       }),
       // Short retry delays, so the ten failures before a mute take a second instead of hours.
-      { withProjector: true, doorbellWorker: { backoffBaseMs: 25, backoffMaxMs: 200 } },
+      { withProjector: true, doorbellWorker: { backoffBaseMs: 25, backoffMaxMs: 200, lookup: rebindingLookup, onAttemptRecorded: attempts.record } },
     );
     base = server.url;
   }, 60_000);
   afterAll(async () => {
+    // A test that failed while the receiver held a request must not leave the worker's stop waiting on it.
+    receiver?.release('/flood');
     await server?.close();
     await receiver?.close();
     await db?.drop();
@@ -73,16 +88,60 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
     expect(res.status).toBe(201);
     return res.body.post.seq;
   }
-  /** The delivery log until `done` holds for it (rows are written right after the receiver answers). */
-  async function logUntil(who: Citizen, query: string, done: (items: any[]) => boolean): Promise<any[]> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const items = (await deliveries(who, query)).deliveries as any[];
-      if (done(items)) return items;
-      if (Date.now() > deadline) throw new Error(`the delivery log never matched: ${JSON.stringify(items)}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+  /** The delivery log once the worker has recorded what `done` waits for (the hook fires after the commit). */
+  async function logAfter(who: Citizen, query: string, done: () => boolean): Promise<any[]> {
+    await attempts.waitFor(done);
+    return (await deliveries(who, query)).deliveries as any[];
   }
+  const deliveredTo = (doorbellId: string) => attempts.of(doorbellId).filter((a) => a.status === 'delivered');
+
+  /** A citizen whose doorbell's receiver holds every request, with a replayed backlog (the first test makes it). */
+  let flooded: { who: Citizen; doorbellId: string } | undefined;
+
+  // First in the file: the hundred posts it needs ring no other test's doorbells.
+  it('bounds a replay by what its doorbell has pending: 429 rate_limited with pending and cap', async () => {
+    const authors = [await citizen('flooder'), await citizen('flooder'), await citizen('flooder')];
+    for (const author of authors) {
+      for (let round = 0; round < 5; round++) await Promise.all(Array.from({ length: 7 }, (_, i) => post(author, `flood ${round}.${i}`)));
+    }
+    const mallory = await citizen('mallory');
+    receiver.hold('/flood');
+    const flood = (await ring(mallory, { url: receiver.url('/flood'), kinds: ['post'] })).body.doorbell;
+    flooded = { who: mallory, doorbellId: flood.id };
+    const first = await call('POST', '/api/v1/doorbell/replay', { key: mallory.key, body: { id: flood.id, after_seq: -1 } });
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ ok: true, requeued: 100, next_after_seq: expect.any(Number) });
+    const more = await call('POST', '/api/v1/doorbell/replay', { key: mallory.key, body: { id: flood.id, after_seq: first.body.next_after_seq } });
+    expect(more.status).toBe(429);
+    expect(more.body).toEqual({ ok: false, error: { code: 'rate_limited', message: expect.stringMatching(/100 deliveries pending \(at most 100\)/), pending: 100, cap: 100 } });
+    expect(Number(more.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('a flooded doorbell whose receiver hangs holds one send, and another citizen’s post is delivered meanwhile', async () => {
+    const { who: mallory, doorbellId } = flooded!;
+    await receiver.waitFor(() => receiver.on('/flood').length >= 1);
+    const victor = await citizen('victor');
+    const victorBell = (await ring(victor, { url: receiver.url('/victor'), kinds: ['post'] })).body.doorbell;
+    const seq = await post(victor, 'not held up');
+    await receiver.waitFor(() => receiver.on('/victor').some((r) => r.json.seq === seq), 10_000);
+    await attempts.waitFor(() => deliveredTo(victorBell.id).length === 1);
+    expect(receiver.on('/flood')).toHaveLength(1);
+    expect((await call('DELETE', `/api/v1/doorbell?id=${doorbellId}`, { key: mallory.key })).status).toBe(200);
+    receiver.release('/flood');
+  });
+
+  it('tells the owner only that an address was refused, never what the name resolved to', async () => {
+    const olga = await citizen('olga');
+    const bell = (await ring(olga, { url: receiver.url('/rebind', PRIVATE_NAME), kinds: ['post'] })).body.doorbell;
+    expect(bell.url).toBe(receiver.url('/rebind', PRIVATE_NAME));
+    const seq = await post(olga, 'where does it go');
+    const [logged] = await logAfter(olga, `?id=${bell.id}`, () => attempts.of(bell.id).length >= 1);
+    expect(logged).toMatchObject({ seq, last_http_status: null, last_error: 'refused: the host resolves to a non-public address' });
+    expect(logged.log[0]).toMatchObject({ ok: false, http_status: null, error: 'refused: the host resolves to a non-public address' });
+    expect(JSON.stringify(await deliveries(olga))).not.toContain(PRIVATE_ADDRESS);
+    expect(receiver.on('/rebind')).toEqual([]);
+    expect((await call('DELETE', `/api/v1/doorbell?id=${bell.id}`, { key: olga.key })).status).toBe(200);
+  });
 
   it('registers a doorbell (secret never shown) and delivers a new post to it, signed over the raw body', async () => {
     const alice = await citizen('alice');
@@ -118,7 +177,7 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
     const changes = await call('GET', `/api/v1/changes?after=${seq - 1}`);
     expect(JSON.stringify(changes.body)).toContain(delivery!.json.data.hash);
 
-    const [logged] = await logUntil(alice, '', (items) => items[0]?.status === 'delivered');
+    const [logged] = await logAfter(alice, '', () => deliveredTo(res.body.doorbell.id).length === 1);
     expect(logged).toMatchObject({ doorbell_id: res.body.doorbell.id, seq, kind: 'post', status: 'delivered', attempts: 1, last_http_status: 204, last_error: null, next_attempt_at: null });
     expect(logged.id).toBe(delivery!.headers['x-svc-delivery']);
     expect(logged.log).toEqual([{ n: 1, at: expect.any(Number), ok: true, http_status: 204, error: null, duration_ms: expect.any(Number) }]);
@@ -134,15 +193,18 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
 
   it('rings only for the kinds a doorbell asked for', async () => {
     const carol = await citizen('carol');
-    expect((await ring(carol, { url: receiver.url('/carol-bounty'), kinds: ['bounty'] })).body.doorbell.kinds).toEqual(['bounty']);
-    expect((await ring(carol, { url: receiver.url('/carol-post'), kinds: ['post'] })).body.doorbell.has_secret).toBe(false);
+    const bountyBell = (await ring(carol, { url: receiver.url('/carol-bounty'), kinds: ['bounty'] })).body.doorbell;
+    expect(bountyBell.kinds).toEqual(['bounty']);
+    const postBell = (await ring(carol, { url: receiver.url('/carol-post'), kinds: ['post'] })).body.doorbell;
+    expect(postBell.has_secret).toBe(false);
     const postSeq = await post(carol, 'a post');
     const bounty = await call('POST', '/api/v1/bounties', { key: carol.key, body: { title: 'find the bug', body: 'details', reward_sol: 0.01 } });
     expect(bounty.status).toBe(201);
     const bountySeq = bounty.body.bounty.seq;
     await receiver.waitFor(() => receiver.on('/carol-bounty').length >= 1 && receiver.on('/carol-post').length >= 1);
     // Both arrived, so the fan-out has passed both entries: nothing else is coming.
-    await logUntil(carol, '', (items) => items.length === 2 && items.every((d) => d.status === 'delivered'));
+    const items = await logAfter(carol, '', () => deliveredTo(bountyBell.id).length === 1 && deliveredTo(postBell.id).length === 1);
+    expect(items.map((d) => d.status)).toEqual(['delivered', 'delivered']);
     expect(receiver.on('/carol-bounty').map((r) => [r.json.kind, r.json.seq, r.json.data.type])).toEqual([['bounty', bountySeq, 'BountyPosted']]);
     expect(receiver.on('/carol-post').map((r) => [r.json.kind, r.json.seq])).toEqual([['post', postSeq]]);
     expect(receiver.on('/carol-post')[0]!.headers['x-svc-signature']).toBeUndefined();
@@ -181,6 +243,7 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
       'https://[::ffff:10.0.0.1]/',
       'https://metadata.google.internal/computeMetadata/v1/',
       'https://intranet/hook',
+      'https://example.com:0/hook',
       'not a url',
     ]) {
       const res = await ring(frank, { url });
@@ -193,14 +256,13 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
     expect(await list(frank)).toEqual([]);
   });
 
-  it('retries a failing receiver with backoff, mutes it after 10 failures and stops; re-registering unmutes and a replay delivers what was missed', async () => {
+  it('retries a failing receiver with backoff, mutes it after 10 failures and stops; re-registering unmutes, new events flow again and a replay delivers what was missed', async () => {
     const gina = await citizen('gina');
     receiver.answer('/gina-down', 500);
     const down = (await ring(gina, { url: receiver.url('/gina-down'), secret: newSecret() })).body.doorbell;
     await ring(gina, { url: receiver.url('/gina-control'), kinds: ['post'] });
     const missed = await post(gina, 'first');
-    await receiver.waitFor(() => receiver.on('/gina-down').length >= 10);
-    const [failed] = await logUntil(gina, `?id=${down.id}`, (items) => items[0]?.status === 'failed');
+    const [failed] = await logAfter(gina, `?id=${down.id}`, () => attempts.of(down.id).some((a) => a.muted));
     expect(failed).toMatchObject({ seq: missed, attempts: 10, last_http_status: 500, last_error: 'HTTP 500' });
     expect(failed.log.map((a: any) => [a.n, a.ok, a.http_status])).toEqual(Array.from({ length: 10 }, (_, i) => [i + 1, false, 500]));
     const gaps = failed.log.slice(1).map((a: any, i: number) => a.at - failed.log[i].at);
@@ -217,23 +279,32 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
     expect(refused.status).toBe(400);
     expect(refused.body.error.message).toMatch(/muted/);
 
-    // The receiver is fixed; registering the same URL unmutes it, and a replay sends both missed posts.
+    // The receiver is fixed; registering the same URL unmutes it, and the next post is delivered without a replay.
     receiver.answer('/gina-down', 200);
     const again = await ring(gina, { url: receiver.url('/gina-down'), secret: newSecret() });
     expect(again.body).toMatchObject({ updated: true, doorbell: { id: down.id, muted: false, failures: 0 } });
+    const third = await post(gina, 'third');
+    await attempts.waitFor(() => deliveredTo(down.id).some((a) => a.seq === third));
+    expect(receiver.on('/gina-down').slice(10).map((r) => r.json.seq)).toEqual([third]);
+
+    // A replay sends what was missed while it was muted (and the third again).
     const replay = await call('POST', '/api/v1/doorbell/replay', { key: gina.key, body: { id: down.id, after_seq: missed - 1 } });
-    expect(replay.body).toEqual({ ok: true, requeued: 2, next_after_seq: null });
-    await receiver.waitFor(() => [missed, later].every((seq) => receiver.on('/gina-down').slice(10).some((r) => r.json.seq === seq)));
-    const log = await logUntil(gina, `?id=${down.id}`, (items) => items.length === 2 && items.every((d) => d.status === 'delivered'));
-    expect(log.map((d) => d.seq)).toEqual([later, missed]);
-    expect(log[1].log.at(-1)).toMatchObject({ ok: true, http_status: 200 });
+    expect(replay.body).toEqual({ ok: true, requeued: 3, next_after_seq: null });
+    const log = await logAfter(gina, `?id=${down.id}`, () => [missed, later].every((seq) => deliveredTo(down.id).some((a) => a.seq === seq)) && deliveredTo(down.id).length === 4);
+    expect(log.map((d) => [d.seq, d.status])).toEqual([
+      [third, 'delivered'],
+      [later, 'delivered'],
+      [missed, 'delivered'],
+    ]);
+    expect(log[2].log.at(-1)).toMatchObject({ ok: true, http_status: 200 });
+    expect(receiver.on('/gina-down').slice(11).map((r) => r.json.seq).sort((a, b) => a - b)).toEqual([missed, later, third]);
   });
 
   it('pages the delivery log and filters it by doorbell and status', async () => {
     const hank = await citizen('hank');
     const bell = (await ring(hank, { url: receiver.url('/hank') })).body.doorbell;
     const seqs = [await post(hank, 'one'), await post(hank, 'two'), await post(hank, 'three')];
-    await logUntil(hank, '', (items) => items.length === 3 && items.every((d) => d.status === 'delivered'));
+    await attempts.waitFor(() => deliveredTo(bell.id).length === 3);
     const first = await deliveries(hank, '?limit=2');
     expect(first.deliveries.map((d: any) => d.seq)).toEqual([seqs[2], seqs[1]]);
     const second = await deliveries(hank, `?limit=2&before=${first.next_before}`);
@@ -324,6 +395,7 @@ describe('the distributed shape: doorbells delivered by `npm run start:workers` 
     expect(first!.json).toMatchObject({ kind: 'post', seq, data: { body: 'from afar' } });
     expect(first!.headers['x-svc-signature']).toBe(`sha256=${createHmac('sha256', secret).update(first!.raw).digest('hex')}`);
     // The worker records the answer right after it arrives; a delivery still pending is not queued twice.
+    // A bounded poll of the log: the worker is another process, and no event of its reaches this one.
     for (let deadline = Date.now() + 20_000; ; ) {
       const log = await rawCall(api.url, 'GET', '/api/v1/doorbell/deliveries', { key });
       if (log.body.deliveries[0]?.status === 'delivered') break;

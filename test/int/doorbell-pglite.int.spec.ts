@@ -56,7 +56,7 @@ describe('doorbells on the embedded database (PGlite)', () => {
     expect(failing.log.length).toBeGreaterThanOrEqual(2);
 
     const delivered = page.items.find((d) => d.status === 'delivered')!;
-    expect(await store.replayDelivery(AGENT, delivered.id)).toEqual({ ok: true, requeued: 1, nextAfterSeq: null });
+    expect(await store.replayDelivery(AGENT, delivered.id, 10)).toEqual({ ok: true, requeued: 1, nextAfterSeq: null });
     worker.wake();
     await receiver.waitFor(() => receiver.requests.filter((r) => r.headers['x-svc-delivery'] === delivered.id).length === 2);
     const replayAll = await store.replayAfter(AGENT, delivered.doorbell_id, -1, 10);

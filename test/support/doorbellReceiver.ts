@@ -20,14 +20,88 @@ export interface ReceivedRequest {
 export const RECEIVER_NAME = 'hooks.example.com';
 
 /**
+ * A list that a test waits on: each `push` re-checks the waiting conditions, so a wait ends on the
+ * arrival that satisfies it, not on a timer. The timeout only bounds a wait that would never end.
+ */
+export class Arrivals<T> {
+  readonly items: T[] = [];
+  private readonly emitter = new EventEmitter();
+
+  constructor(private readonly describe: (items: T[]) => string = (items) => `${items.length} items`) {
+    this.emitter.setMaxListeners(0);
+  }
+
+  push(item: T): void {
+    this.items.push(item);
+    this.emitter.emit('arrival');
+  }
+
+  clear(): void {
+    this.items.splice(0);
+  }
+
+  /** Resolves once `done(items)` holds; rejects after `timeoutMs` naming what did arrive. */
+  waitFor(done: (items: T[]) => boolean, timeoutMs = 20_000): Promise<T[]> {
+    if (done(this.items)) return Promise.resolve(this.items);
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (!done(this.items)) return;
+        cleanup();
+        resolve(this.items);
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`what was awaited did not arrive within ${timeoutMs} ms; got ${this.describe(this.items)}`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.emitter.off('arrival', check);
+      };
+      this.emitter.on('arrival', check);
+    });
+  }
+}
+
+/** The shape of the worker's RecordedAttempt (kept structural so this file needs no app import). */
+export interface AttemptSeen {
+  deliveryId: string;
+  doorbellId: string;
+  seq: number;
+  attempt: number;
+  ok: boolean;
+  httpStatus: number | null;
+  error: string | null;
+  status: string | undefined;
+  muted: boolean;
+  failures: number;
+}
+
+/**
+ * Attempts as the doorbell worker records them: pass `record` as its `onAttemptRecorded`. It is called
+ * after the attempt's transaction commits, so the delivery log already shows what it reports.
+ */
+export class RecordedAttempts extends Arrivals<AttemptSeen> {
+  constructor() {
+    super((items) => JSON.stringify(items.map((a) => [a.doorbellId.slice(-6), a.seq, a.ok, a.status, a.failures])));
+  }
+
+  readonly record = (attempt: AttemptSeen): void => this.push(attempt);
+
+  of(doorbellId: string): AttemptSeen[] {
+    return this.items.filter((a) => a.doorbellId === doorbellId);
+  }
+}
+
+/**
  * A real HTTPS webhook receiver on 127.0.0.1 with a freshly made self-signed certificate, whose PEM file
  * (`caFile`) a test passes as DOORBELL_CA_FILE. Answers 204 unless a path is told otherwise; a test
  * waits on what arrives, never on time.
  */
 export class DoorbellReceiver {
-  readonly requests: ReceivedRequest[] = [];
-  private readonly arrivals = new EventEmitter();
+  private readonly arrivals = new Arrivals<ReceivedRequest>((requests) => JSON.stringify(requests.map((r) => [r.path, r.json?.kind, r.json?.seq])));
+  readonly requests: ReceivedRequest[] = this.arrivals.items;
   private readonly answers = new Map<string, number>();
+  private readonly outages = new Map<string, { status: number; forMs: number; until?: number }>();
   private readonly held = new Map<string, Array<() => void>>();
   private readonly holding = new Set<string>();
 
@@ -35,9 +109,7 @@ export class DoorbellReceiver {
     private readonly server: https.Server,
     readonly port: number,
     readonly caFile: string,
-  ) {
-    this.arrivals.setMaxListeners(0);
-  }
+  ) {}
 
   static async start(): Promise<DoorbellReceiver> {
     const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
@@ -79,6 +151,14 @@ export class DoorbellReceiver {
     this.answers.set(pathname, status);
   }
 
+  /**
+   * A brief outage: answer `status` on this path for `forMs` counted from the first request that arrives
+   * on it (so the first attempt always meets it, however late it comes), then as before.
+   */
+  outage(pathname: string, status: number, forMs: number): void {
+    this.outages.set(pathname, { status, forMs });
+  }
+
   /** Keep requests on this path waiting for an answer until `release`. */
   hold(pathname: string): void {
     this.holding.add(pathname);
@@ -100,10 +180,13 @@ export class DoorbellReceiver {
     } catch {
       json = undefined;
     }
-    this.requests.push({ path: pathname, headers, raw, json, at: Date.now() });
-    this.arrivals.emit('request');
+    const at = Date.now();
+    const outage = this.outages.get(pathname);
+    if (outage) outage.until ??= at + outage.forMs;
+    const outageStatus = outage && at < outage.until! ? outage.status : undefined;
+    this.arrivals.push({ path: pathname, headers, raw, json, at });
     const answer = () => {
-      res.writeHead(this.answers.get(pathname) ?? 204);
+      res.writeHead(outageStatus ?? this.answers.get(pathname) ?? 204);
       res.end();
     };
     if (this.holding.has(pathname)) {
@@ -117,23 +200,12 @@ export class DoorbellReceiver {
 
   /** Resolves once `done(requests)` holds; rejects after `timeoutMs` naming what did arrive. */
   waitFor(done: (requests: ReceivedRequest[]) => boolean, timeoutMs = 20_000): Promise<ReceivedRequest[]> {
-    if (done(this.requests)) return Promise.resolve(this.requests);
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        if (!done(this.requests)) return;
-        cleanup();
-        resolve(this.requests);
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new Error(`the receiver did not get what was awaited within ${timeoutMs} ms; it got ${JSON.stringify(this.requests.map((r) => [r.path, r.json?.kind, r.json?.seq]))}`));
-      }, timeoutMs);
-      const cleanup = () => {
-        clearTimeout(timer);
-        this.arrivals.off('request', check);
-      };
-      this.arrivals.on('request', check);
-    });
+    return this.arrivals.waitFor(done, timeoutMs);
+  }
+
+  /** Forgets what arrived (between tests). */
+  clear(): void {
+    this.arrivals.clear();
   }
 
   async close(): Promise<void> {

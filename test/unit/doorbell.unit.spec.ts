@@ -24,6 +24,8 @@ describe('doorbell URLs at registration', () => {
     ['https://user:pass@example.com/', /credentials/],
     ['https://token@example.com/', /credentials/],
     ['https://example.com/#frag', /fragment/],
+    ['https://example.com:0/', /port 0/],
+    ['https://8.8.8.8:0/hook', /port 0/],
     ['https://10.0.0.1/', /private/],
     ['https://172.16.5.4/', /private/],
     ['https://192.168.1.1/', /private/],

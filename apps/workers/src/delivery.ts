@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import tls from 'node:tls';
-import { guardedLookup, LOOPBACK_ALLOW_LIST } from './ssrf';
+import { guardedLookup, LOOPBACK_ALLOW_LIST, REFUSED_ADDRESS_CODE } from './ssrf';
 
 export interface DoorbellAgentOptions {
   allowLoopback: boolean;
@@ -50,7 +50,15 @@ export interface PostOutcome {
   durationMs: number;
   /** The request was cut short by the caller's signal (a stopping worker), not by the receiver. */
   aborted: boolean;
+  /** For the server's log only: what `error` leaves out (e.g. the address a name resolved to). */
+  detail?: string;
 }
+
+/**
+ * What the owner's delivery log says when the address was refused. The address itself stays out of it:
+ * it would tell anyone who registers a name what that name resolves to inside the service's network.
+ */
+export const REFUSED_ADDRESS_ERROR = 'refused: the host resolves to a non-public address';
 
 const ERROR_TEXT_MAX = 300;
 
@@ -68,7 +76,7 @@ export function postOnce(
   const startedAt = Date.now();
   return new Promise<PostOutcome>((resolve) => {
     let settled = false;
-    const finish = (httpStatus: number | null, error: string | null) => {
+    const finish = (httpStatus: number | null, error: string | null, detail?: string) => {
       if (settled) return;
       settled = true;
       resolve({
@@ -78,7 +86,12 @@ export function postOnce(
         startedAt,
         durationMs: Date.now() - startedAt,
         aborted: Boolean(options.signal?.aborted),
+        ...(detail === undefined ? {} : { detail }),
       });
+    };
+    const fail = (error: unknown) => {
+      const described = describe(error);
+      finish(null, described.text, described.detail);
     };
     let request: ReturnType<typeof https.request>;
     try {
@@ -89,7 +102,7 @@ export function postOnce(
         signal: options.signal,
       });
     } catch (error) {
-      finish(null, describe(error));
+      fail(error);
       return;
     }
     // Bounds the answer's body too: a receiver that never ends it loses the socket, not a worker slot.
@@ -105,7 +118,7 @@ export function postOnce(
     });
     request.on('error', (error) => {
       clearTimeout(deadline);
-      finish(null, describe(error));
+      fail(error);
     });
     request.on('close', () => {
       if (!settled) clearTimeout(deadline);
@@ -115,10 +128,14 @@ export function postOnce(
   });
 }
 
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
-  }
-  return String(error);
+function describe(error: unknown): { text: string; detail?: string } {
+  if (!(error instanceof Error)) return { text: String(error) };
+  const code = (error as NodeJS.ErrnoException).code;
+  const text = code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
+  return isAddressRefusal(error) ? { text: REFUSED_ADDRESS_ERROR, detail: text } : { text };
+}
+
+/** Our lookup guard's refusal, or request-filtering-agent's (which carries no code, only its wording). */
+function isAddressRefusal(error: Error): boolean {
+  return (error as NodeJS.ErrnoException).code === REFUSED_ADDRESS_CODE || /^DNS lookup .* is not allowed\b/.test(error.message);
 }

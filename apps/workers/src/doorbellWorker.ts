@@ -3,22 +3,41 @@ import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
 import { PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
 import { kindOf } from '@svc/domain';
-import { RINGING_KINDS, type ClaimedDelivery, type DoorbellStore } from '@svc/vault';
-import { createDoorbellAgent, postOnce, signBody } from './delivery';
+import { RINGING_KINDS, type ClaimedDelivery, type DeliveryStatus, type DoorbellStore } from '@svc/vault';
+import { createDoorbellAgent, postOnce, signBody, type PostOutcome } from './delivery';
 
 /** Wakes every worker at once, e.g. after a replay queued deliveries from an API process. */
 export const DOORBELL_CHANNEL = 'doorbells';
 
+/** One attempt as recorded: what was sent, what came back, and where it left the delivery and its doorbell. */
+export interface RecordedAttempt {
+  deliveryId: string;
+  doorbellId: string;
+  seq: number;
+  attempt: number;
+  ok: boolean;
+  httpStatus: number | null;
+  error: string | null;
+  /** Undefined when nothing moved (the doorbell was removed, or this worker's lease had run out). */
+  status: DeliveryStatus | undefined;
+  muted: boolean;
+  failures: number;
+}
+
 /** Knobs with production defaults; tests shorten the backoff instead of sleeping. */
 export interface DoorbellWorkerTuning {
-  /** First retry delay; each further try doubles it, with jitter, up to backoffMaxMs. */
+  /**
+   * First retry delay; each further try doubles it, with jitter, up to backoffMaxMs. The same schedule
+   * pauses a doorbell after consecutive failures (its n-th failure in a row: nothing is sent to it for
+   * backoff(n)), so the ten failures that mute it take about an hour of outage at the defaults.
+   */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
   /** The whole exchange with a receiver: connect, TLS, answer. */
   timeoutMs?: number;
   /** Looks for work this often even without a bus notification (one may be missed). */
   pollMs?: number;
-  /** Deliveries in flight at once in this process. */
+  /** Deliveries in flight at once in this process (never more than one per doorbell, across processes). */
   concurrency?: number;
   /** How long a claimed delivery stays this worker's before another may take it (a crashed worker). */
   leaseMs?: number;
@@ -30,6 +49,8 @@ export interface DoorbellWorkerTuning {
   lookup?: LookupFunction;
   /** Jitter source, for a deterministic test of the backoff. */
   random?: () => number;
+  /** Called after each attempt is recorded (committed), e.g. for metrics or for a test to wait on. */
+  onAttemptRecorded?: (attempt: RecordedAttempt) => void;
 }
 
 export interface DoorbellWorkerOptions extends DoorbellWorkerTuning {
@@ -84,7 +105,7 @@ export async function startDoorbellWorker(options: DoorbellWorkerOptions): Promi
 }
 
 class DoorbellWorker implements RunningDoorbellWorker {
-  private readonly tuning: Required<Omit<DoorbellWorkerTuning, 'lookup' | 'random'>>;
+  private readonly tuning: Required<Omit<DoorbellWorkerTuning, 'lookup' | 'random' | 'onAttemptRecorded'>>;
   private readonly random: () => number;
   private readonly inFlight = new Map<Promise<void>, AbortController>();
   private stopping = false;
@@ -198,7 +219,7 @@ class DoorbellWorker implements RunningDoorbellWorker {
       await store.release(delivery, 1_000);
       return;
     }
-    let outcome;
+    let outcome: PostOutcome;
     if (delivery.sealError) {
       outcome = { ok: false, httpStatus: null, error: delivery.sealError, startedAt: Date.now(), durationMs: 0, aborted: false };
     } else {
@@ -217,10 +238,30 @@ class DoorbellWorker implements RunningDoorbellWorker {
       await store.release(delivery);
       return;
     }
-    const retryInMs = backoffMs(delivery.tries, this.tuning.backoffBaseMs, this.tuning.backoffMaxMs, this.random);
-    const recorded = await store.recordAttempt(delivery, outcome, retryInMs);
-    if (recorded.muted && !outcome.ok) log.warn({ doorbell: delivery.doorbellId }, 'doorbell muted after consecutive failures');
-    log.debug({ delivery: delivery.id, doorbell: delivery.doorbellId, seq: delivery.seq, ok: outcome.ok, http_status: outcome.httpStatus }, 'doorbell attempt');
+    if (outcome.detail) {
+      // The owner's log says only that the address was refused; what the name resolved to stays here.
+      log.warn({ delivery: delivery.id, doorbell: delivery.doorbellId, detail: outcome.detail }, 'doorbell delivery refused: non-public address');
+    }
+    const backoff = (n: number) => backoffMs(n, this.tuning.backoffBaseMs, this.tuning.backoffMaxMs, this.random);
+    const recorded = await store.recordAttempt(delivery, outcome, backoff);
+    if (recorded.muted && !outcome.ok && recorded.status !== undefined) log.warn({ doorbell: delivery.doorbellId, failures: recorded.failures }, 'doorbell muted after consecutive failures');
+    log.debug({ delivery: delivery.id, doorbell: delivery.doorbellId, seq: delivery.seq, ok: outcome.ok, http_status: outcome.httpStatus, failures: recorded.failures }, 'doorbell attempt');
+    try {
+      this.options.onAttemptRecorded?.({
+        deliveryId: delivery.id,
+        doorbellId: delivery.doorbellId,
+        seq: delivery.seq,
+        attempt: delivery.attempt,
+        ok: outcome.ok,
+        httpStatus: outcome.httpStatus,
+        error: outcome.error,
+        status: recorded.status,
+        muted: recorded.muted,
+        failures: recorded.failures,
+      });
+    } catch (error) {
+      log.warn({ err: error }, 'doorbell onAttemptRecorded hook failed');
+    }
   }
 
   /**

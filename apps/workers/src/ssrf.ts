@@ -91,6 +91,7 @@ export function checkDoorbellUrl(raw: string, options: { allowLoopback: boolean 
   if (url.hash) return { ok: false, problem: 'url must not have a #fragment' };
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
   if (!host) return { ok: false, problem: 'url must name a host' };
+  if (url.port === '0') return { ok: false, problem: 'url must not use port 0: give the port the receiver listens on, or none for 443' };
   if (isIP(host)) {
     const refused = refusedAddress(host, options.allowLoopback);
     return refused ? { ok: false, problem: `url must reach a public address: ${refused}` } : { ok: true, url: url.href };
@@ -101,6 +102,9 @@ export function checkDoorbellUrl(raw: string, options: { allowLoopback: boolean 
   if (!host.includes('.') && !loopbackName) return { ok: false, problem: `url must name a fully qualified public host, not ${host}` };
   return { ok: true, url: url.href };
 }
+
+/** The error code of a lookup refused by guardedLookup. */
+export const REFUSED_ADDRESS_CODE = 'EREFUSEDADDRESS';
 
 /**
  * Resolves like `dns.lookup` and refuses any answer in a refused range. Sits under the request-filtering
@@ -113,7 +117,7 @@ export function guardedLookup(resolve: LookupFunction, allowLoopback: boolean): 
       const answers = Array.isArray(address) ? address : [{ address, family: family ?? isIP(address) }];
       for (const answer of answers) {
         const refused = refusedAddress(answer.address, allowLoopback);
-        if (refused) return callback(Object.assign(new Error(`${hostname} resolves to a refused address: ${refused}`), { code: 'EREFUSEDADDRESS' }));
+        if (refused) return callback(Object.assign(new Error(`${hostname} resolves to a refused address: ${refused}`), { code: REFUSED_ADDRESS_CODE }));
       }
       if (Array.isArray(address)) callback(null, address);
       else callback(null, address, family);

@@ -7,6 +7,24 @@ export type DoorbellKind = (typeof DOORBELL_KINDS)[number];
 /** At most this many doorbells per citizen (the spec's limit). */
 export const DOORBELLS_PER_CITIZEN = 3;
 
+/** A replay leaves at most this many deliveries pending per doorbell (and queues at most this many per call). */
+export const DOORBELL_PENDING_MAX = 100;
+
+/**
+ * How a doorbell is delivered to, retried and muted: written once, shown in the OpenAPI description of
+ * every doorbell route that it concerns.
+ */
+export const DOORBELL_DELIVERY_RULES =
+  'Each doorbell has its own queue: at most one delivery to it is in flight at a time (oldest due first), so a slow or ' +
+  'failing receiver delays only its own deliveries, never another doorbell’s. A failed attempt (non-2xx, no answer within 5 s, ' +
+  'refused address) adds 1 to the doorbell’s `failures` and pauses every delivery to it: nothing is sent to it for a backoff ' +
+  'that doubles with each consecutive failure (5 s, 10 s, 20 s, ... up to 1 h, each between half and all of that, for jitter); ' +
+  'the failed delivery is retried with the same backoff, at most 10 times, then marked `failed`. A 2xx answer resets ' +
+  '`failures` and the pause. At 10 consecutive failures, which take at least about 20 minutes of a sustained outage, the ' +
+  'doorbell is muted: its pending deliveries are marked `skipped` and new events are not queued for it. Registering the ' +
+  'same URL again unmutes it and resets `failures` and the pause; events after that are delivered as usual, and ' +
+  'POST /api/v1/doorbell/replay sends what was missed.';
+
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'skipped'] as const;
 
 const doorbellId: JsonSchema = { type: 'string', pattern: '^door_[0-9A-Z]{26}$', description: 'a doorbell id (`door_` + ULID)' };
@@ -20,8 +38,8 @@ export const doorbellView: JsonSchema = {
     url: { type: 'string' },
     kinds: { type: 'array', items: { type: 'string', enum: [...DOORBELL_KINDS] } },
     has_secret: { type: 'boolean', description: 'deliveries are signed; the secret itself is never shown again' },
-    muted: { type: 'boolean', description: 'true after 10 consecutive failed deliveries; registering the same URL again unmutes' },
-    failures: { type: 'integer', description: 'consecutive failed delivery attempts; a success resets it' },
+    muted: { type: 'boolean', description: 'true after 10 consecutive failed attempts, spaced by a growing backoff; registering the same URL again unmutes' },
+    failures: { type: 'integer', description: 'consecutive failed attempts to this doorbell (one at a time, each followed by a pause); a success resets it' },
     created_at: { type: 'integer' },
   },
 };
@@ -110,7 +128,7 @@ export const deliveryView: JsonSchema = {
       description: 'pending (queued or waiting to retry), delivered (2xx), failed (gave up after 10 attempts), skipped (the doorbell was muted)',
     },
     attempts: { type: 'integer' },
-    next_attempt_at: { ...millis, type: ['integer', 'null'], description: 'when a pending delivery is tried next' },
+    next_attempt_at: { ...millis, type: ['integer', 'null'], description: 'when a pending delivery is tried next at the earliest (its own retry, and its doorbell’s pause after a failure)' },
     created_at: millis,
     delivered_at: { type: ['integer', 'null'] },
     last_http_status: { type: ['integer', 'null'] },
@@ -129,7 +147,7 @@ export const replayDoorbellBody: JsonSchema = {
   type: 'object',
   properties: {
     delivery_id: { ...deliveryId, description: 'queue this one delivery again' },
-    id: { ...doorbellId, description: 'with after_seq: queue every matching ledger entry after that seq for this doorbell' },
+    id: { ...doorbellId, description: `with after_seq: queue the matching ledger entries after that seq for this doorbell, up to ${DOORBELL_PENDING_MAX} pending` },
     after_seq: { ...seq, description: 'with id: entries with a larger seq are delivered again (or for the first time)' },
   },
 };
@@ -140,6 +158,6 @@ export const replayDoorbellResponse: JsonSchema = {
   properties: {
     ok: { const: true },
     requeued: { type: 'integer', description: 'deliveries queued (again), due now; one being sent at this moment is left to finish' },
-    next_after_seq: { type: ['integer', 'null'], description: 'when more entries remain: call again with this after_seq' },
+    next_after_seq: { type: ['integer', 'null'], description: 'when more entries may remain: call again with this after_seq once the queued ones are delivered' },
   },
 };

@@ -6,7 +6,11 @@ import { seal, unseal } from './crypto';
 
 const ulid = monotonicFactory();
 
-/** Consecutive failed attempts after which a doorbell is muted (the spec's "muted after 10 failures"). */
+/**
+ * Consecutive failed attempts of a doorbell after which it is muted (the spec's "muted after 10 failures").
+ * A doorbell has one send in flight at a time and pauses for a growing backoff after each failure, so
+ * these ten span a sustained outage, not one burst.
+ */
 export const MUTE_AFTER_FAILURES = 10;
 /** Attempts one delivery gets before it is given up as `failed` (a replay queues it again). */
 export const MAX_TRIES = 10;
@@ -14,6 +18,8 @@ export const MAX_TRIES = 10;
 export const RINGING_KINDS: readonly string[] = ['post', 'action', 'bounty'];
 
 const FANOUT = 'main';
+/** Delivery rows one fan-out transaction may write: fewer entries per pass as doorbells grow in number. */
+const FANOUT_ROW_BUDGET = 20_000;
 
 const migrations: Migration[] = [
   {
@@ -63,6 +69,22 @@ const migrations: Migration[] = [
            primary key (delivery_id, n))`,
         `create table ${schema}.doorbell_fanout (name text primary key, seq bigint not null)`,
         `insert into ${schema}.doorbell_fanout (name, seq) values ('${FANOUT}', -1)`,
+      ]),
+  },
+  {
+    // A doorbell's own queue: one send in flight (claim_id, leased until next_send_at), and after a
+    // failure no send before next_send_at. Fan-out writes its rows in SQL, so ids are made there too.
+    name: 'doorbells_002',
+    up: (db, schema) =>
+      execAll(db, [
+        `alter table ${schema}.doorbells add column next_send_at timestamptz not null default now(), add column claim_id text`,
+        `create index doorbell_deliveries_queue on ${schema}.doorbell_deliveries (doorbell_id, due_at) where status = 'pending'`,
+        `drop index if exists ${schema}.doorbell_deliveries_due`,
+        `create function ${schema}.doorbell_delivery_id() returns text language sql volatile as $fn$
+           select 'dlv_' || string_agg(substr('0123456789ABCDEFGHJKMNPQRSTVWXYZ',
+                    1 + case when i < 10 then ((ms >> (45 - 5 * i)) & 31)::int else floor(random() * 32)::int end, 1), '' order by i)
+             from (select (extract(epoch from clock_timestamp()) * 1000)::bigint as ms) clock, generate_series(0, 25) as i
+         $fn$`,
       ]),
   },
 ];
@@ -159,7 +181,21 @@ export interface DeliveryLogItem {
 
 export type ReplayOutcome =
   | { ok: true; requeued: number; nextAfterSeq: number | null }
-  | { ok: false; reason: 'not_found' | 'muted' };
+  | { ok: false; reason: 'not_found' | 'muted' }
+  /** The doorbell already has `cap` deliveries pending: a replay would only lengthen its queue. */
+  | { ok: false; reason: 'busy'; pending: number; cap: number };
+
+/** What one recorded attempt did to its delivery and its doorbell. */
+export interface RecordedOutcome {
+  /** Undefined when the delivery was not moved: the doorbell was removed, or another worker holds it now. */
+  status: DeliveryStatus | undefined;
+  muted: boolean;
+  /** The doorbell's consecutive failures after this attempt. */
+  failures: number;
+}
+
+/** Milliseconds to wait before the n-th retry (from 1): of a delivery, and of a doorbell after n failures in a row. */
+export type Backoff = (n: number) => number;
 
 const ATTEMPTS_SHOWN = 20;
 
@@ -200,8 +236,9 @@ export class DoorbellStore {
 
   /**
    * Registers a URL, or updates the caller's registration of the same URL: new kinds and secret, failures
-   * reset, unmuted. A per-citizen lock holds the limit under concurrent registrations; reading the fan-out
-   * position under a share lock means the new doorbell rings for every entry the fan-out has not passed.
+   * and backoff reset, unmuted. A per-citizen lock holds the limit under concurrent registrations; reading
+   * the fan-out position under a share lock means the new doorbell rings for every entry the fan-out has
+   * not passed.
    */
   async register(input: DoorbellRegistration): Promise<RegistrationOutcome> {
     return this.db.transaction().execute(async (trx) => {
@@ -224,6 +261,8 @@ export class DoorbellStore {
             failures: 0,
             muted: false,
             muted_at: null,
+            // The pause a failure left goes too; a send in flight keeps its lease (one at a time).
+            next_send_at: sql`case when claim_id is null then now() else next_send_at end`,
             updated_at: now,
           })
           .where('id', '=', existing.id)
@@ -280,16 +319,20 @@ export class DoorbellStore {
 
   /**
    * Queues a delivery for every active doorbell that rings for each entry after the fan-out position, and
-   * moves the position, in one transaction. SKIP LOCKED: while another worker fans out, this one does not
-   * wait (`locked`). The unique (doorbell, seq) makes a repeated fan-out harmless.
+   * moves the position, in one transaction. The rows are made by one INSERT ... SELECT, never in memory,
+   * and fewer entries are taken per pass the more doorbells there are, so a pass writes at most about
+   * FANOUT_ROW_BUDGET rows. SKIP LOCKED: while another worker fans out, this one does not wait (`locked`).
+   * The unique (doorbell, seq) makes a repeated fan-out harmless.
    */
   async fanOut(limit: number): Promise<{ locked: boolean; queued: number; more: boolean }> {
     return this.db.transaction().execute(async (trx) => {
       const position = await sql<{ seq: number }>`select seq from ${this.raw('doorbell_fanout')} where name = ${FANOUT} for update skip locked`.execute(trx);
       if (position.rows.length === 0) return { locked: true, queued: 0, more: false };
       const from = Number(position.rows[0]!.seq);
-      const doorbells = await trx.selectFrom(this.t('doorbells')).select(['id', 'agent_id', 'kinds', 'after_seq']).where('muted', '=', false).execute();
-      if (doorbells.length === 0) {
+      const active = await sql<{ n: string | number; first: string | number | null }>`
+        select count(*) as n, min(after_seq) as first from ${this.raw('doorbells')} where not muted`.execute(trx);
+      const doorbells = Number(active.rows[0]?.n ?? 0);
+      if (doorbells === 0) {
         // Nothing can ring: jump to what is projected instead of walking the ledger.
         const head = await sql<{ seq: number | null }>`select max(seq) as seq from ${this.entries}`.execute(trx);
         const to = head.rows[0]?.seq === null || head.rows[0]?.seq === undefined ? from : Number(head.rows[0].seq);
@@ -298,32 +341,29 @@ export class DoorbellStore {
       }
       // No doorbell rings for an entry at or below every doorbell's registration point, and every later
       // registration starts at or above this position: skip straight there.
-      const start = Math.max(from, Math.min(...doorbells.map((d) => Number(d.after_seq))));
-      const entries = await sql<{ seq: number; kind: string }>`
-        select seq, kind from ${this.entries} where seq > ${start} order by seq limit ${limit}`.execute(trx);
-      if (entries.rows.length === 0) {
+      const start = Math.max(from, Number(active.rows[0]!.first));
+      const take = Math.max(1, Math.min(limit, Math.floor(FANOUT_ROW_BUDGET / doorbells)));
+      const now = Date.now();
+      const pass = await sql<{ entries: string | number; last: string | number | null; queued: string | number }>`
+        with batch as (
+          select seq, kind from ${this.entries} where seq > ${start} order by seq limit ${take}
+        ), queued as (
+          insert into ${this.raw('doorbell_deliveries')} (id, doorbell_id, agent_id, seq, kind, status, created_at, updated_at)
+          select ${sql.raw(`${quoteIdent(this.schema)}.doorbell_delivery_id()`)}, b.id, b.agent_id, e.seq, e.kind, 'pending', ${now}::bigint, ${now}::bigint
+            from batch e
+            join ${this.raw('doorbells')} b on not b.muted and e.seq > b.after_seq and e.kind = any(string_to_array(b.kinds, ','))
+           where e.kind in (${sql.join(RINGING_KINDS)})
+          on conflict (doorbell_id, seq) do nothing
+          returning 1
+        )
+        select (select count(*) from batch) as entries, (select max(seq) from batch) as last, (select count(*) from queued) as queued`.execute(trx);
+      const row = pass.rows[0]!;
+      if (Number(row.entries) === 0) {
         if (start > from) await this.moveFanout(trx, start);
         return { locked: false, queued: 0, more: false };
       }
-      const now = Date.now();
-      const rows: Record<string, unknown>[] = [];
-      for (const entry of entries.rows) {
-        const seq = Number(entry.seq);
-        if (!RINGING_KINDS.includes(entry.kind)) continue;
-        for (const doorbell of doorbells) {
-          if (seq <= Number(doorbell.after_seq) || !String(doorbell.kinds).split(',').includes(entry.kind)) continue;
-          rows.push({ id: `dlv_${ulid()}`, doorbell_id: doorbell.id, agent_id: doorbell.agent_id, seq, kind: entry.kind, status: 'pending', created_at: now, updated_at: now });
-        }
-      }
-      for (let i = 0; i < rows.length; i += 500) {
-        await trx
-          .insertInto(this.t('doorbell_deliveries'))
-          .values(rows.slice(i, i + 500))
-          .onConflict((oc) => oc.columns(['doorbell_id', 'seq']).doNothing())
-          .execute();
-      }
-      await this.moveFanout(trx, Number(entries.rows[entries.rows.length - 1]!.seq));
-      return { locked: false, queued: rows.length, more: entries.rows.length === limit };
+      await this.moveFanout(trx, Number(row.last));
+      return { locked: false, queued: Number(row.queued), more: Number(row.entries) === take };
     });
   }
 
@@ -337,34 +377,63 @@ export class DoorbellStore {
   }
 
   /**
-   * Takes up to `max` due deliveries of unmuted doorbells for this worker. SKIP LOCKED keeps two workers
-   * off the same rows; the lease (due_at pushed forward) keeps the next claim off them while this worker
-   * sends outside the transaction, and hands them to another worker if this one dies.
+   * Takes due deliveries for this worker: from at most `max` doorbells, one delivery (the lowest seq due)
+   * of each doorbell that has no send in flight and is not pausing after a failure, the doorbells whose
+   * oldest due delivery waited longest first.
+   * So a slow or failing receiver holds one send at a time, whatever its backlog, and never the queue.
+   * The claim is on the doorbell row (claim_id, leased until next_send_at), taken FOR UPDATE SKIP LOCKED:
+   * two workers never claim for one doorbell, and a worker that dies loses its claim when the lease ends.
    */
   async claimDue(max: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     const claimId = randomUUID();
+    const lease = Math.max(1, Math.round(leaseMs));
     const claimed = await this.db.transaction().execute(async (trx) => {
-      const due = await sql<{ id: string }>`
-        select d.id from ${this.raw('doorbell_deliveries')} d
-          join ${this.raw('doorbells')} b on b.id = d.doorbell_id
-         where d.status = 'pending' and d.due_at <= now() and not b.muted
-         order by d.due_at
-         limit ${max}
-         for update of d skip locked`.execute(trx);
-      if (due.rows.length === 0) return [];
+      // A doorbell another worker claimed since this statement's snapshot is rechecked on its new row
+      // (READ COMMITTED), where next_send_at is in the future: it drops out.
+      const ready = await sql<{ id: string }>`
+        select b.id from ${this.raw('doorbells')} b
+          join lateral (
+            select d.due_at from ${this.raw('doorbell_deliveries')} d
+             where d.doorbell_id = b.id and d.status = 'pending' and d.due_at <= now()
+             order by d.due_at limit 1) oldest on true
+         where not b.muted and b.next_send_at <= now()
+         order by oldest.due_at, b.id
+         limit ${Math.max(1, Math.floor(max))}
+         for update of b skip locked`.execute(trx);
+      if (ready.rows.length === 0) return [];
+      // A statement of its own, after the locks: it sees what committed while they were taken. Within a
+      // doorbell, ledger order among what is due; a delivery waiting out its own retry is not due, so it
+      // does not hold up the others.
+      const picked = await sql<{ id: string; doorbell_id: string }>`
+        select first.id, first.doorbell_id from unnest(${ready.rows.map((r) => r.id)}::text[]) as b(id)
+          join lateral (
+            select d.id, d.doorbell_id from ${this.raw('doorbell_deliveries')} d
+             where d.doorbell_id = b.id and d.status = 'pending' and d.due_at <= now()
+             order by d.seq limit 1
+             for update skip locked) first on true`.execute(trx);
+      if (picked.rows.length === 0) return [];
+      await trx
+        .updateTable(this.t('doorbells'))
+        .set({ claim_id: claimId, next_send_at: sql`now() + ${lease} * interval '1 millisecond'` })
+        .where(
+          'id',
+          'in',
+          picked.rows.map((r) => r.doorbell_id),
+        )
+        .execute();
       return trx
         .updateTable(this.t('doorbell_deliveries'))
         .set({
           claim_id: claimId,
           attempts: sql`attempts + 1`,
           tries: sql`tries + 1`,
-          due_at: sql`now() + ${Math.max(1, Math.round(leaseMs))} * interval '1 millisecond'`,
+          due_at: sql`now() + ${lease} * interval '1 millisecond'`,
           updated_at: Date.now(),
         })
         .where(
           'id',
           'in',
-          due.rows.map((r) => r.id),
+          picked.rows.map((r) => r.id),
         )
         .returning(['id', 'doorbell_id', 'seq', 'kind', 'attempts', 'tries'])
         .execute();
@@ -404,17 +473,19 @@ export class DoorbellStore {
   }
 
   /**
-   * Records one attempt, and what follows from it, in one transaction: delivered, or retried after
-   * `retryInMs`, or given up after MAX_TRIES; the doorbell's consecutive failures move, and at
-   * MUTE_AFTER_FAILURES it is muted and its pending deliveries are skipped. A worker whose lease ran out
-   * still logs its attempt but no longer moves the delivery (another worker holds it).
+   * Records one attempt, and what follows from it, in one transaction. Delivered: the doorbell's failures
+   * and pause are reset. Failed: the delivery is retried after `backoff(tries)` or given up after
+   * MAX_TRIES, and the doorbell counts one more consecutive failure and sends nothing before
+   * `backoff(failures)`; at MUTE_AFTER_FAILURES it is muted and its pending deliveries are skipped.
+   * Either way the doorbell's claim is released. A worker whose lease ran out still logs its attempt but
+   * moves nothing: another worker holds the doorbell now.
    */
-  async recordAttempt(delivery: ClaimedDelivery, outcome: AttemptOutcome, retryInMs: number): Promise<{ muted: boolean; status: DeliveryStatus | undefined }> {
+  async recordAttempt(delivery: ClaimedDelivery, outcome: AttemptOutcome, backoff: Backoff): Promise<RecordedOutcome> {
     return this.db.transaction().execute(async (trx) => {
       // The doorbell first, then its deliveries: the order every writer here takes, so none deadlocks.
-      const owner = await trx.selectFrom(this.t('doorbells')).select('id').where('id', '=', delivery.doorbellId).forUpdate().executeTakeFirst();
+      const owner = await trx.selectFrom(this.t('doorbells')).select(['claim_id', 'failures', 'muted']).where('id', '=', delivery.doorbellId).forUpdate().executeTakeFirst();
       const exists = owner && (await trx.selectFrom(this.t('doorbell_deliveries')).select('id').where('id', '=', delivery.id).forUpdate().executeTakeFirst());
-      if (!exists) return { muted: false, status: undefined }; // the doorbell was removed
+      if (!owner || !exists) return { muted: false, status: undefined, failures: 0 }; // the doorbell was removed
       await trx
         .insertInto(this.t('doorbell_attempts'))
         .values({
@@ -428,9 +499,10 @@ export class DoorbellStore {
         })
         .onConflict((oc) => oc.columns(['delivery_id', 'n']).doNothing())
         .execute();
+      if (owner.claim_id !== delivery.claimId) return { muted: Boolean(owner.muted), status: undefined, failures: Number(owner.failures) };
       const now = Date.now();
       if (outcome.ok) {
-        await trx.updateTable(this.t('doorbells')).set({ failures: 0 }).where('id', '=', delivery.doorbellId).execute();
+        await trx.updateTable(this.t('doorbells')).set({ failures: 0, claim_id: null, next_send_at: sql`now()` }).where('id', '=', delivery.doorbellId).execute();
         const moved = await trx
           .updateTable(this.t('doorbell_deliveries'))
           .set({ status: 'delivered', delivered_at: now, last_http_status: outcome.httpStatus, last_error: null, claim_id: null, updated_at: now })
@@ -438,25 +510,29 @@ export class DoorbellStore {
           .where('claim_id', '=', delivery.claimId)
           .where('status', 'in', ['pending', 'skipped'])
           .executeTakeFirst();
-        return { muted: false, status: Number(moved.numUpdatedRows) === 1 ? ('delivered' as const) : undefined };
+        return { muted: Boolean(owner.muted), status: Number(moved.numUpdatedRows) === 1 ? ('delivered' as const) : undefined, failures: 0 };
       }
-      const doorbell = await trx
+      const failures = Number(owner.failures) + 1;
+      const muting = !owner.muted && failures >= MUTE_AFTER_FAILURES;
+      const muted = Boolean(owner.muted) || muting;
+      await trx
         .updateTable(this.t('doorbells'))
         .set({
-          failures: sql`failures + 1`,
-          muted: sql`muted or failures + 1 >= ${MUTE_AFTER_FAILURES}`,
-          muted_at: sql`case when not muted and failures + 1 >= ${MUTE_AFTER_FAILURES} then ${now}::bigint else muted_at end`,
+          failures,
+          muted,
+          ...(muting ? { muted_at: now } : {}),
+          claim_id: null,
+          next_send_at: sql`now() + ${Math.max(0, Math.round(backoff(failures)))} * interval '1 millisecond'`,
           updated_at: now,
         })
         .where('id', '=', delivery.doorbellId)
-        .returning(['muted'])
-        .executeTakeFirst();
+        .execute();
       const giveUp = delivery.tries >= MAX_TRIES;
       const moved = await trx
         .updateTable(this.t('doorbell_deliveries'))
         .set({
           status: giveUp ? 'failed' : 'pending',
-          due_at: sql`now() + ${Math.max(0, Math.round(retryInMs))} * interval '1 millisecond'`,
+          due_at: sql`now() + ${Math.max(0, Math.round(backoff(delivery.tries)))} * interval '1 millisecond'`,
           last_http_status: outcome.httpStatus,
           last_error: outcome.error,
           claim_id: null,
@@ -466,7 +542,6 @@ export class DoorbellStore {
         .where('claim_id', '=', delivery.claimId)
         .where('status', '=', 'pending')
         .executeTakeFirst();
-      const muted = Boolean(doorbell?.muted);
       if (muted) {
         await trx
           .updateTable(this.t('doorbell_deliveries'))
@@ -476,29 +551,56 @@ export class DoorbellStore {
           .execute();
       }
       const status: DeliveryStatus | undefined = Number(moved.numUpdatedRows) !== 1 ? undefined : giveUp ? 'failed' : muted ? 'skipped' : 'pending';
-      return { muted, status };
+      return { muted, status, failures };
     });
   }
 
   /** Gives a claimed delivery back untried (e.g. a stopping worker), due after `afterMs`, the attempt not counted. */
   async release(delivery: ClaimedDelivery, afterMs = 0): Promise<void> {
-    await this.db
-      .updateTable(this.t('doorbell_deliveries'))
-      .set({ due_at: sql`now() + ${Math.max(0, Math.round(afterMs))} * interval '1 millisecond'`, claim_id: null, attempts: sql`greatest(attempts - 1, 0)`, tries: sql`greatest(tries - 1, 0)`, updated_at: Date.now() })
-      .where('id', '=', delivery.id)
-      .where('claim_id', '=', delivery.claimId)
-      .where('status', '=', 'pending')
-      .execute();
+    const after = Math.max(0, Math.round(afterMs));
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable(this.t('doorbells'))
+        .set({ claim_id: null, next_send_at: sql`now() + ${after} * interval '1 millisecond'` })
+        .where('id', '=', delivery.doorbellId)
+        .where('claim_id', '=', delivery.claimId)
+        .execute();
+      await trx
+        .updateTable(this.t('doorbell_deliveries'))
+        .set({ due_at: sql`now() + ${after} * interval '1 millisecond'`, claim_id: null, attempts: sql`greatest(attempts - 1, 0)`, tries: sql`greatest(tries - 1, 0)`, updated_at: Date.now() })
+        .where('id', '=', delivery.id)
+        .where('claim_id', '=', delivery.claimId)
+        .where('status', '=', 'pending')
+        .execute();
+    });
   }
 
-  /** Milliseconds until the next pending delivery of an unmuted doorbell is due; undefined when none is. */
+  /**
+   * Milliseconds until some unmuted doorbell may be sent to (its oldest pending delivery due, and its
+   * pause or lease over); undefined when none has anything pending.
+   */
   async msUntilNextDue(): Promise<number | undefined> {
     const result = await sql<{ ms: string | number | null }>`
-      select extract(epoch from (min(d.due_at) - now())) * 1000 as ms
-        from ${this.raw('doorbell_deliveries')} d join ${this.raw('doorbells')} b on b.id = d.doorbell_id
-       where d.status = 'pending' and not b.muted`.execute(this.db);
+      select extract(epoch from (min(greatest(b.next_send_at, oldest.due_at)) - now())) * 1000 as ms
+        from ${this.raw('doorbells')} b
+        join lateral (
+          select d.due_at from ${this.raw('doorbell_deliveries')} d
+           where d.doorbell_id = b.id and d.status = 'pending'
+           order by d.due_at limit 1) oldest on true
+       where not b.muted`.execute(this.db);
     const ms = result.rows[0]?.ms;
     return ms === null || ms === undefined ? undefined : Math.max(0, Number(ms));
+  }
+
+  /** How many deliveries of this doorbell are waiting (queued, retrying or being sent). */
+  private async pendingCount(trx: Kysely<any>, doorbellId: string): Promise<number> {
+    const row = await trx
+      .selectFrom(this.t('doorbell_deliveries'))
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('doorbell_id', '=', doorbellId)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   /** The caller's deliveries, highest seq first, each with its latest attempts. */
@@ -508,6 +610,8 @@ export class DoorbellStore {
   ): Promise<{ items: DeliveryLogItem[]; nextBefore: string | null }> {
     let query = this.db
       .selectFrom(`${this.t('doorbell_deliveries')} as d`)
+      .innerJoin(`${this.t('doorbells')} as b`, 'b.id', 'd.doorbell_id')
+      .select(sql<string | Date>`greatest(d.due_at, b.next_send_at)`.as('next_at'))
       .select([
         'd.id',
         'd.doorbell_id',
@@ -515,7 +619,6 @@ export class DoorbellStore {
         'd.kind',
         'd.status',
         'd.attempts',
-        'd.due_at',
         'd.created_at',
         'd.delivered_at',
         'd.last_http_status',
@@ -555,7 +658,7 @@ export class DoorbellStore {
       kind: r.kind as string,
       status: r.status as DeliveryStatus,
       attempts: Number(r.attempts),
-      next_attempt_at: r.status === 'pending' ? new Date(r.due_at as string | Date).getTime() : null,
+      next_attempt_at: r.status === 'pending' ? new Date(r.next_at as string | Date).getTime() : null,
       created_at: Number(r.created_at),
       delivered_at: nullableNumber(r.delivered_at),
       last_http_status: nullableNumber(r.last_http_status),
@@ -565,18 +668,29 @@ export class DoorbellStore {
     return { items, nextBefore: rows.length === options.limit ? (ids[ids.length - 1] ?? null) : null };
   }
 
-  /** Queues one delivery again, due now with a fresh set of tries, unless a worker is sending it right now. */
-  async replayDelivery(agentId: string, deliveryId: string): Promise<ReplayOutcome> {
+  /**
+   * Queues one delivery again, due now with a fresh set of tries, unless a worker is sending it right now.
+   * Refused (`busy`) when it is not pending already and its doorbell has `cap` deliveries pending.
+   */
+  async replayDelivery(agentId: string, deliveryId: string, cap: number): Promise<ReplayOutcome> {
     return this.db.transaction().execute(async (trx) => {
       const found = await trx
         .selectFrom(`${this.t('doorbell_deliveries')} as d`)
         .innerJoin(`${this.t('doorbells')} as b`, 'b.id', 'd.doorbell_id')
-        .select(['d.id', 'b.muted'])
+        .select(['d.id', 'd.doorbell_id'])
         .where('d.id', '=', deliveryId)
         .where('d.agent_id', '=', agentId)
         .executeTakeFirst();
       if (!found) return { ok: false as const, reason: 'not_found' as const };
-      if (found.muted) return { ok: false as const, reason: 'muted' as const };
+      // Locked like a claim takes it, so the count below holds until this commits.
+      const doorbell = await trx.selectFrom(this.t('doorbells')).select('muted').where('id', '=', found.doorbell_id).forUpdate().executeTakeFirst();
+      const delivery = await trx.selectFrom(this.t('doorbell_deliveries')).select('status').where('id', '=', deliveryId).forUpdate().executeTakeFirst();
+      if (!doorbell || !delivery) return { ok: false as const, reason: 'not_found' as const };
+      if (doorbell.muted) return { ok: false as const, reason: 'muted' as const };
+      if (delivery.status !== 'pending') {
+        const pending = await this.pendingCount(trx, found.doorbell_id as string);
+        if (pending >= cap) return { ok: false as const, reason: 'busy' as const, pending, cap };
+      }
       const moved = await trx
         .updateTable(this.t('doorbell_deliveries'))
         .set({ status: 'pending', tries: 0, due_at: sql`now()`, claim_id: null, updated_at: Date.now() })
@@ -588,23 +702,28 @@ export class DoorbellStore {
   }
 
   /**
-   * Queues every entry after `afterSeq` that the doorbell rings for, up to `limit` of them, due now:
-   * existing deliveries again (unless a worker is sending one right now), missing ones for the first time.
+   * Queues entries after `afterSeq` that the doorbell rings for, due now: existing deliveries again
+   * (unless a worker is sending one right now), missing ones for the first time. At most as many as keep
+   * the doorbell's pending deliveries within `cap`; with none left to take it is refused (`busy`).
    */
-  async replayAfter(agentId: string, doorbellId: string, afterSeq: number, limit: number): Promise<ReplayOutcome> {
+  async replayAfter(agentId: string, doorbellId: string, afterSeq: number, cap: number): Promise<ReplayOutcome> {
     return this.db.transaction().execute(async (trx) => {
+      // FOR UPDATE, not SHARE: two replays of one doorbell take turns, so neither counts past the other.
       const doorbell = await trx
         .selectFrom(this.t('doorbells'))
         .select(['id', 'kinds', 'muted'])
         .where('id', '=', doorbellId)
         .where('agent_id', '=', agentId)
-        .forShare()
+        .forUpdate()
         .executeTakeFirst();
       if (!doorbell) return { ok: false as const, reason: 'not_found' as const };
       if (doorbell.muted) return { ok: false as const, reason: 'muted' as const };
+      const pending = await this.pendingCount(trx, doorbellId);
+      const room = cap - pending;
+      if (room <= 0) return { ok: false as const, reason: 'busy' as const, pending, cap };
       const kinds = String(doorbell.kinds).split(',');
       const entries = await sql<{ seq: number; kind: string }>`
-        select seq, kind from ${this.entries} where seq > ${afterSeq} and kind in (${sql.join(kinds)}) order by seq limit ${limit}`.execute(trx);
+        select seq, kind from ${this.entries} where seq > ${afterSeq} and kind in (${sql.join(kinds)}) order by seq limit ${room}`.execute(trx);
       if (entries.rows.length === 0) return { ok: true as const, requeued: 0, nextAfterSeq: null };
       const now = Date.now();
       const queued = await trx
@@ -632,7 +751,7 @@ export class DoorbellStore {
         .returning('id')
         .execute();
       const last = Number(entries.rows[entries.rows.length - 1]!.seq);
-      return { ok: true as const, requeued: queued.length, nextAfterSeq: entries.rows.length === limit ? last : null };
+      return { ok: true as const, requeued: queued.length, nextAfterSeq: entries.rows.length === room ? last : null };
     });
   }
 }

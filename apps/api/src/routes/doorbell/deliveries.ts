@@ -1,4 +1,4 @@
-import { deliveriesQuery, deliveriesResponse } from '@svc/contracts';
+import { DOORBELL_DELIVERY_RULES, deliveriesQuery, deliveriesResponse } from '@svc/contracts';
 import type { DeliveryStatus } from '@svc/vault';
 import { defineRoute } from '../../http/route';
 
@@ -19,7 +19,8 @@ export default defineRoute<unknown, DeliveriesQuery>({
     'Beyond the spec’s table: how to see what reached your receiver. Filter by doorbell (`id`) and `status` (pending: queued or ' +
     'waiting to retry; delivered; failed: gave up after 10 attempts; skipped: the doorbell was muted), page with `before` ' +
     '(`next_before` of the previous page). Each delivery lists its latest attempts with the receiver’s HTTP status or the error ' +
-    '(refused address, timeout, TLS, ...). POST /api/v1/doorbell/replay sends any of them again.',
+    '(refused address, timeout, TLS, ...). POST /api/v1/doorbell/replay sends any of them again. ' +
+    DOORBELL_DELIVERY_RULES,
   query: deliveriesQuery,
   response: deliveriesResponse,
   async handle({ query, agentId }, { doorbells }) {

@@ -1,4 +1,4 @@
-import { DOORBELL_KINDS, DOORBELLS_PER_CITIZEN, registerDoorbellBody, registerDoorbellResponse, type DoorbellKind } from '@svc/contracts';
+import { DOORBELL_DELIVERY_RULES, DOORBELL_KINDS, DOORBELLS_PER_CITIZEN, registerDoorbellBody, registerDoorbellResponse, type DoorbellKind } from '@svc/contracts';
 import { checkDoorbellUrl } from '@svc/app-workers';
 import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
@@ -21,11 +21,11 @@ export default defineRoute<RegisterDoorbellBody>({
     'Each matching ledger entry after the registration is POSTed as JSON `{kind, seq, at, data}` (data: the entry’s data plus its ' +
     '`type`, `actor` and `hash`) with headers `x-svc-delivery`, `x-svc-seq`, `x-svc-kind` and, when a `secret` is set, ' +
     '`x-svc-signature: sha256=<hex HMAC-SHA256 of the raw body>`. A 2xx answer within 5 s is a delivery; redirects are not followed. ' +
-    'Failures are retried with exponential backoff; after 10 consecutive failures the doorbell is muted. Registering the same URL ' +
-    'again replaces its kinds and secret (an omitted secret means unsigned), resets its failures, unmutes it and does not count as ' +
-    `another doorbell (\`updated: true\`). A ${DOORBELLS_PER_CITIZEN + 1}th URL is 400 invalid_request. The URL must be https on a public ` +
-    'host: no credentials, no private, loopback, link-local, CGNAT, multicast or metadata address, no local name; the address a ' +
-    'name resolves to is checked again at every delivery. The secret is stored sealed and never shown again.',
+    `${DOORBELL_DELIVERY_RULES} Registering the same URL again also replaces its kinds and secret (an omitted secret means ` +
+    `unsigned) and does not count as another doorbell (\`updated: true\`). A ${DOORBELLS_PER_CITIZEN + 1}th URL is 400 invalid_request. ` +
+    'The URL must be https on a public host: no credentials, no port 0, no private, loopback, link-local, CGNAT, multicast or ' +
+    'metadata address, no local name; the address a name resolves to is checked again at every delivery (a refusal is logged ' +
+    'as "refused: the host resolves to a non-public address", without the address). The secret is stored sealed and never shown again.',
   body: registerDoorbellBody,
   response: registerDoorbellResponse,
   async handle({ body, agentId }, { config, doorbells, store }) {
