@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { generate } from 'selfsigned';
 import { tempDir } from './env';
+import type { RecordedAttempt } from '@svc/app-workers';
 
 export interface ReceivedRequest {
   path: string;
@@ -62,19 +63,7 @@ export class Arrivals<T> {
   }
 }
 
-/** The shape of the worker's RecordedAttempt (kept structural so this file needs no app import). */
-export interface AttemptSeen {
-  deliveryId: string;
-  doorbellId: string;
-  seq: number;
-  attempt: number;
-  ok: boolean;
-  httpStatus: number | null;
-  error: string | null;
-  status: string | undefined;
-  muted: boolean;
-  failures: number;
-}
+export type AttemptSeen = RecordedAttempt;
 
 /**
  * Attempts as the doorbell worker records them: pass `record` as its `onAttemptRecorded`. It is called

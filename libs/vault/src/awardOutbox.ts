@@ -100,23 +100,7 @@ export class AwardOutbox {
 
   /** Takes the bounty's one payment slot; otherwise answers the state of whoever holds it. */
   async reserve(reservation: AwardReservation): Promise<{ ok: true } | { ok: false; holder: AwardOutboxRow }> {
-    const inserted = await this.database.db
-      .insertInto(this.table)
-      .values({
-        bounty_id: reservation.bountyId,
-        attempt_id: reservation.attemptId,
-        poster_id: reservation.posterId,
-        submission_id: reservation.submissionId,
-        state: 'reserved',
-        lease_until: this.lease(reservation.leaseMs),
-      })
-      .onConflict((oc) => oc.column('bounty_id').doNothing())
-      .returning('bounty_id')
-      .executeTakeFirst();
-    if (inserted) return { ok: true };
-    const holder = await this.get(reservation.bountyId);
-    // Released between the insert and the read: the slot is free again, so try once more.
-    return holder ? { ok: false, holder } : this.reserve(reservation);
+    return this.take(reservation, { state: 'reserved' });
   }
 
   /**
@@ -126,6 +110,11 @@ export class AwardOutbox {
   async reserveUnsigned(
     reservation: AwardReservation & { reference: string; transaction: string; blockhash: string; lastValidBlockHeight: number },
   ): Promise<{ ok: true } | { ok: false; holder: AwardOutboxRow }> {
+    const { reference, transaction, blockhash, lastValidBlockHeight } = reservation;
+    return this.take(reservation, { state: 'unsigned', reference, transaction, blockhash, last_valid_block_height: lastValidBlockHeight });
+  }
+
+  private async take(reservation: AwardReservation, columns: Record<string, unknown>): Promise<{ ok: true } | { ok: false; holder: AwardOutboxRow }> {
     const inserted = await this.database.db
       .insertInto(this.table)
       .values({
@@ -133,19 +122,16 @@ export class AwardOutbox {
         attempt_id: reservation.attemptId,
         poster_id: reservation.posterId,
         submission_id: reservation.submissionId,
-        state: 'unsigned',
-        reference: reservation.reference,
-        transaction: reservation.transaction,
-        blockhash: reservation.blockhash,
-        last_valid_block_height: reservation.lastValidBlockHeight,
         lease_until: this.lease(reservation.leaseMs),
+        ...columns,
       })
       .onConflict((oc) => oc.column('bounty_id').doNothing())
       .returning('bounty_id')
       .executeTakeFirst();
     if (inserted) return { ok: true };
     const holder = await this.get(reservation.bountyId);
-    return holder ? { ok: false, holder } : this.reserveUnsigned(reservation);
+    // Released between the insert and the read: the slot is free again, so try once more.
+    return holder ? { ok: false, holder } : this.take(reservation, columns);
   }
 
   /**
