@@ -2,6 +2,8 @@ import { Keypair, SendTransactionError, SystemProgram, TransactionExpiredBlockhe
 import {
   ChainError,
   OutcomeUnknownError,
+  SolanaChain,
+  WRAPPED_SOL_MINT,
   buildSolTransfer,
   confirmSignature,
   encodeUnsigned,
@@ -181,5 +183,61 @@ describe('the award body', () => {
     expect(validate({})).toEqual({ field: 'submission_id', message: 'submission_id is required' });
     expect(validate({ submission_id: 'bounty_1' })).toMatchObject({ field: 'submission_id' });
     expect(validate({ submission_id: 'sub_1', execute: 'no' })).toEqual({ field: 'execute', message: 'execute must be boolean' });
+  });
+});
+
+describe('the SOL/USD price', () => {
+  /** A price API that answers what the test says, counting the calls. */
+  function priceSource() {
+    const source = {
+      calls: 0,
+      answer: (): Promise<Response> => Promise.resolve(Response.json({ [WRAPPED_SOL_MINT]: { usdPrice: 150 } })),
+      fetch: ((() => {
+        source.calls += 1;
+        return source.answer();
+      }) as unknown) as typeof fetch,
+    };
+    return source;
+  }
+
+  it('is looked up at most once a minute', async () => {
+    const source = priceSource();
+    const chain = new SolanaChain({ rpcUrl: 'http://127.0.0.1:1', priceUrl: 'http://prices', fetch: source.fetch });
+    expect(await chain.solUsd(0)).toBe(150);
+    expect(await chain.solUsd(59_000)).toBe(150);
+    expect(source.calls).toBe(1);
+    expect(await chain.solUsd(61_000)).toBe(150);
+    expect(source.calls).toBe(2);
+  });
+
+  it('answers the last known price at once while the source hangs, for up to five minutes', async () => {
+    const source = priceSource();
+    const chain = new SolanaChain({ rpcUrl: 'http://127.0.0.1:1', priceUrl: 'http://prices', fetch: source.fetch });
+    expect(await chain.solUsd(0)).toBe(150);
+    source.answer = () => new Promise<Response>(() => undefined);
+    expect(await chain.solUsd(70_000)).toBe(150);
+    expect(await chain.solUsd(71_000)).toBe(150);
+    expect(source.calls).toBe(2);
+  });
+
+  it('is null while the source fails and nothing is known, and the next caller tries again', async () => {
+    const source = priceSource();
+    source.answer = () => Promise.reject(new TypeError('fetch failed'));
+    const chain = new SolanaChain({ rpcUrl: 'http://127.0.0.1:1', priceUrl: 'http://prices', fetch: source.fetch });
+    expect(await chain.solUsd(0)).toBeNull();
+    source.answer = () => Promise.resolve(Response.json({ [WRAPPED_SOL_MINT]: { usdPrice: 151 } }));
+    expect(await chain.solUsd(1_000)).toBe(151);
+    expect(source.calls).toBe(2);
+  });
+
+  it('shares one lookup among concurrent callers', async () => {
+    const source = priceSource();
+    const chain = new SolanaChain({ rpcUrl: 'http://127.0.0.1:1', priceUrl: 'http://prices', fetch: source.fetch });
+    expect(await Promise.all([chain.solUsd(0), chain.solUsd(0), chain.solUsd(1)])).toEqual([150, 150, 150]);
+    expect(source.calls).toBe(1);
+  });
+
+  it('is null with no price API', async () => {
+    expect(await new SolanaChain({ rpcUrl: 'http://127.0.0.1:1' }).solUsd()).toBeNull();
   });
 });

@@ -2,6 +2,8 @@ import { Connection } from '@solana/web3.js';
 
 export const WRAPPED_SOL_MINT = 'So11111111111111111111111111111111111111112';
 const PRICE_TTL_MS = 60_000;
+/** How long a last known price stands in while the price source fails or is slow to answer. */
+const PRICE_STALE_MS = 5 * 60_000;
 
 export interface ChainOptions {
   /** Solana JSON-RPC; its WebSocket is the next port (as web3.js assumes) unless `wsUrl` is given. */
@@ -16,22 +18,34 @@ export interface ChainOptions {
 /** The service's one way to Solana: web3.js over JSON-RPC, and a Jupiter-compatible price API. */
 export class SolanaChain {
   readonly connection: Connection;
-  private price?: { at: number; value: Promise<number | null> };
+  /** The last price the source gave, and when. */
+  private lastPrice?: { at: number; value: number };
+  /** The lookup in flight, and when it started. */
+  private lookup?: { at: number; value: Promise<number | null> };
 
   constructor(readonly options: ChainOptions) {
     this.connection = new Connection(options.rpcUrl, { commitment: 'confirmed', wsEndpoint: options.wsUrl });
   }
 
-  /** SOL/USD, cached for a minute; null when no price API is configured or it does not answer. */
+  /**
+   * SOL/USD, looked up at most once a minute, one lookup at a time; null when no price API is configured,
+   * or it has not answered for five minutes. While a lookup is in flight or failing, callers get the last
+   * known price at once rather than waiting on a slow source; a failed lookup is tried again by the next
+   * caller.
+   */
   solUsd(now = Date.now()): Promise<number | null> {
-    if (this.price && now - this.price.at < PRICE_TTL_MS) return this.price.value;
-    const value = this.fetchSolUsd();
-    this.price = { at: now, value };
-    // A failed lookup is not cached for a minute: the next caller tries again.
-    void value.then((v) => {
-      if (v === null && this.price?.value === value) this.price = undefined;
-    });
-    return value;
+    const last = this.lastPrice;
+    if (last && now - last.at < PRICE_TTL_MS) return Promise.resolve(last.value);
+    if (!this.lookup) {
+      const lookup = { at: now, value: this.fetchSolUsd() };
+      this.lookup = lookup;
+      void lookup.value.then((value) => {
+        if (value !== null) this.lastPrice = { at: lookup.at, value };
+        if (this.lookup === lookup) this.lookup = undefined;
+      });
+    }
+    if (last && now - last.at < PRICE_STALE_MS) return Promise.resolve(last.value);
+    return this.lookup!.value;
   }
 
   private async fetchSolUsd(): Promise<number | null> {
