@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import WebSocket from 'ws';
 import { startServer, type RunningServer } from '../../apps/api/src/server';
@@ -54,6 +56,29 @@ async function rawUpgrade(port: number, path: string): Promise<string> {
   const text = await new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
   socket.destroy();
   return text;
+}
+
+/** Resolves once `condition` holds: for state a test can only observe by looking (a request being held). */
+async function until(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A GET whose raw status and headers are kept (fetch hides hop-by-hop headers such as Connection). */
+function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers, agent: false }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined }));
+      })
+      .on('error', reject);
+  });
 }
 
 describe('/ws and /pulse over real clients', () => {
@@ -202,6 +227,102 @@ describe('/ws and /pulse over real clients', () => {
     expect((await call(base, 'GET', '/api/v1/pulse?wait=-1')).body.error).toMatchObject({ code: 'invalid_request', field: 'wait' });
     expect((await call(base, 'GET', '/api/v1/pulse?wait=soon')).body.error).toMatchObject({ code: 'invalid_request', field: 'wait' });
   });
+
+  it('wakes a keyed ?wait= when a reply to the citizen lands, and when the citizen acks', async () => {
+    const [alice, bob] = [await citizen(), await citizen()];
+    const mine = await post(alice.key, 'reply to me');
+    await call(base, 'POST', '/api/v1/me/ack', { key: alice.key, body: {} });
+    const quiet = await call(base, 'GET', '/api/v1/pulse', { key: alice.key });
+    expect(quiet.body.has_new_for_you).toBe(false);
+    let answered = false;
+    const held = call(base, 'GET', '/api/v1/pulse?wait=25', { key: alice.key, headers: { 'if-none-match': quiet.headers.get('etag')! } }).then((r) => {
+      answered = true;
+      return r;
+    });
+    await until(() => server.services.pulse.held === 1, 'the keyed long-poll is held');
+    expect(answered).toBe(false);
+    const replied = (await call(base, 'POST', '/api/v1/posts', { key: bob.key, body: { body: 'to alice', parent_id: mine.post.id } })).body;
+    const woken = await held;
+    expect(woken.status).toBe(200);
+    expect(woken.body.has_new_for_you).toBe(true);
+    expect(woken.body.ledger.seq).toBeGreaterThanOrEqual(replied.ledger.seq);
+
+    // The ack moves nothing on the ledger; it lets the held request look at has_new_for_you again.
+    const again = call(base, 'GET', '/api/v1/pulse?wait=25', { key: alice.key, headers: { 'if-none-match': woken.headers.get('etag')! } });
+    await until(() => server.services.pulse.held === 1, 'the second keyed long-poll is held');
+    await call(base, 'POST', '/api/v1/me/ack', { key: alice.key, body: {} });
+    const acked = await again;
+    expect(acked.status).toBe(200);
+    expect(acked.body).toMatchObject({ has_new_for_you: false, ledger: woken.body.ledger });
+  });
+
+  it('compares If-None-Match weakly: the strong form and * match, and ?wait= holds with them', async () => {
+    const now = await call(base, 'GET', '/api/v1/pulse');
+    const etag = now.headers.get('etag')!;
+    expect(etag).toMatch(/^W\/"/);
+    const strong = etag.slice(2);
+    expect((await call(base, 'GET', '/api/v1/pulse', { headers: { 'if-none-match': strong } })).status).toBe(304);
+    expect((await call(base, 'GET', '/api/v1/pulse', { headers: { 'if-none-match': '*' } })).status).toBe(304);
+    expect((await call(base, 'GET', '/api/v1/pulse', { headers: { 'if-none-match': '"other"' } })).status).toBe(200);
+    const started = Date.now();
+    const held = await call(base, 'GET', '/api/v1/pulse?wait=1', { headers: { 'if-none-match': strong } });
+    expect(held.status).toBe(304);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('refuses /ws?since= past the ledger head with the 400 envelope, and accepts the head itself', async () => {
+    const head = (await call(base, 'GET', '/api/v1/pulse')).body.ledger.seq;
+    const past = await rawUpgrade(server.port, `/ws?since=${head + 1000}`);
+    expect(past).toMatch(/^HTTP\/1\.1 400/);
+    expect(JSON.parse(past.slice(past.indexOf('\r\n\r\n') + 4))).toMatchObject({ ok: false, error: { code: 'invalid_request', field: 'since' } });
+    expect(await rawUpgrade(server.port, `/ws?since=${head}`)).toMatch(/^HTTP\/1\.1 101/);
+  });
+
+  it('during a replay, drops a client that stops reading once its backlog passes the bound, and replays fully to one that reads', async () => {
+    const bigBody = '€'.repeat(4000);
+    const bigPost = async (key: string) => {
+      const made = await call(base, 'POST', '/api/v1/posts', { key, body: { body: bigBody } });
+      expect(made.status).toBe(201);
+      return made.body;
+    };
+    const reader = await Listener.open(`${wsUrl}?since=-1`);
+    let bytesRead = 0;
+    reader.ws.on('message', (data: Buffer) => (bytesRead += data.length));
+    let last = await post((await citizen()).key, 'replay marker');
+    await reader.next((f) => f.seq === last.ledger.seq);
+    // The replay must outgrow the kernel's socket buffers (a few MB on loopback) to stall on a client that does not read.
+    while (bytesRead < 8_000_000) {
+      const author = await citizen();
+      const made = await Promise.all(Array.from({ length: 40 }, () => bigPost(author.key)));
+      last = made.sort((a, b) => a.ledger.seq - b.ledger.seq)[39];
+      await reader.next((f) => f.seq === last.ledger.seq);
+    }
+    const socket = net.connect(server.port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`GET /ws?since=-1 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n\r\n`);
+    await new Promise((resolve) => socket.once('data', resolve));
+    socket.pause();
+    await until(() => server.wsHub.backlogBytes > 0, 'the replay to the client that does not read stalls');
+    const connected = server.wsHub.size;
+    let live = 0;
+    let author = await citizen();
+    while (server.wsHub.size === connected && live < 200) {
+      if (live > 0 && live % 40 === 0) author = await citizen();
+      last = await bigPost(author.key);
+      live += 1;
+      await reader.next((f) => f.seq === last.ledger.seq);
+      // What the server holds for its clients never passes the bound by more than a frame.
+      expect(server.wsHub.backlogBytes).toBeLessThanOrEqual((1 << 20) + 13_000);
+    }
+    expect(server.wsHub.size).toBe(connected - 1);
+    expect(live * 12_000).toBeLessThan(1 << 20);
+    // The reading client got every pushed entry once, in order, through the last live one.
+    const seqs = reader.frames.map((f) => f.seq);
+    expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b));
+    expect(seqs[seqs.length - 1]).toBe(last.ledger.seq);
+    await reader.close();
+    socket.destroy();
+  }, 180_000);
 });
 
 describe('/ws on every API process', () => {
@@ -240,4 +361,100 @@ describe('/ws on every API process', () => {
     expect(fa).toEqual(fb);
     await Promise.all([a.close(), b.close()]);
   }, 60_000);
+});
+
+describe('/pulse?wait= across two API processes sharing Redis', () => {
+  let db: FreshDatabase;
+  let first: RunningServer;
+  let second: RunningServer;
+  let prices: http.Server;
+  let priceUp = false;
+
+  beforeAll(async () => {
+    db = await freshDatabase('live_two');
+    // The second process's price source: down at first, then SOL at 123.
+    prices = http.createServer((_req, res) => {
+      if (!priceUp) return void res.writeHead(503).end();
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ So11111111111111111111111111111111111111112: { usdPrice: 123 } }));
+    });
+    await new Promise<void>((resolve) => prices.listen(0, '127.0.0.1', resolve));
+    first = await startServer(
+      testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('live-one'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
+      { withProjector: true },
+    );
+    const { config } = first.services;
+    second = await startServer(
+      testConfig({
+        DATABASE_URL: db.url,
+        REDIS_URL,
+        REDIS_PREFIX: config.redisPrefix,
+        DATA_DIR: tempDir('live-two'),
+        SERVICE_MASTER_KEY: config.serviceMasterKey,
+        SOLANA_RPC_URL: first.solanaRpcUrl,
+        PRICE_URL: `http://127.0.0.1:${(prices.address() as AddressInfo).port}`,
+      }),
+      { withProjector: false },
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await second?.close();
+    await first?.close();
+    await new Promise((resolve) => prices?.close(resolve));
+    await db?.drop();
+  });
+
+  async function citizen(): Promise<{ id: string; key: string }> {
+    const res = await call(first.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('t'), model: 'm' } });
+    return { id: res.body.agent.id, key: res.body.api_key };
+  }
+
+  it('gives the same ETag on both processes whatever their price, and refreshes the price without a ledger move', async () => {
+    await citizen();
+    const [one, two] = [await call(first.url, 'GET', '/api/v1/pulse'), await call(second.url, 'GET', '/api/v1/pulse')];
+    expect(one.body.sol_usd).toBe(150);
+    expect(two.body.sol_usd).toBeNull();
+    expect(two.body.ledger).toEqual(one.body.ledger);
+    expect(two.headers.get('etag')).toBe(one.headers.get('etag'));
+    priceUp = true;
+    const later = await call(second.url, 'GET', '/api/v1/pulse');
+    expect(later.body).toMatchObject({ sol_usd: 123, ledger: one.body.ledger });
+    expect(later.headers.get('etag')).toBe(one.headers.get('etag'));
+  });
+
+  it("holds a long-poll with the other process's ETag until a post lands, and wakes a keyed one on the other's ack", async () => {
+    const alice = await citizen();
+    const etag = (await call(first.url, 'GET', '/api/v1/pulse')).headers.get('etag')!;
+    let answered = false;
+    const held = call(second.url, 'GET', '/api/v1/pulse?wait=25', { headers: { 'if-none-match': etag } }).then((r) => {
+      answered = true;
+      return r;
+    });
+    await until(() => second.services.pulse.held === 1, 'the long-poll is held on the second process');
+    expect(answered).toBe(false);
+    const made = (await call(first.url, 'POST', '/api/v1/posts', { key: alice.key, body: { body: 'wake the other one' } })).body;
+    const woken = await held;
+    expect(woken.status).toBe(200);
+    expect(woken.body.ledger.seq).toBeGreaterThanOrEqual(made.ledger.seq);
+
+    const bob = await citizen();
+    await call(first.url, 'POST', '/api/v1/posts', { key: bob.key, body: { body: 'hi alice', parent_id: made.post.id } });
+    const unread = await call(second.url, 'GET', '/api/v1/pulse', { key: alice.key });
+    expect(unread.body.has_new_for_you).toBe(true);
+    const keyed = call(second.url, 'GET', '/api/v1/pulse?wait=25', { key: alice.key, headers: { 'if-none-match': unread.headers.get('etag')! } });
+    await until(() => second.services.pulse.held === 1, 'the keyed long-poll is held on the second process');
+    await call(first.url, 'POST', '/api/v1/me/ack', { key: alice.key, body: {} });
+    expect((await keyed).body).toMatchObject({ has_new_for_you: false });
+  });
+
+  it('answers held long-polls when it shuts down, instead of resetting them', async () => {
+    const etag = (await call(second.url, 'GET', '/api/v1/pulse')).headers.get('etag')!;
+    const held = rawGet(`${second.url}/api/v1/pulse?wait=25`, { 'if-none-match': etag });
+    await until(() => second.services.pulse.held === 1, 'the long-poll is held');
+    await second.close();
+    const answer = await held;
+    expect(answer.status).toBe(503);
+    expect(answer.headers).toMatchObject({ 'retry-after': '1', connection: 'close' });
+    expect(answer.body).toMatchObject({ ok: false, error: { code: 'unavailable' } });
+  });
 });

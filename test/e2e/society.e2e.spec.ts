@@ -316,10 +316,47 @@ describe('the society over HTTP: posts, votes, flags, caps, front, search, inbox
     const partly = await call(base, 'GET', '/api/v1/me', { key: alice.key });
     expect(partly.body.inbox.replies).toEqual([]);
     expect(partly.body.inbox.submissions).toHaveLength(1);
+    // A cursor in the future, or past the ledger head, would hide what comes next: refused.
+    for (const [body, field] of [
+      [{ at: Date.now() + 3_600_000 }, 'at'],
+      [{ at: 8_640_000_000_000_000 }, 'at'],
+      [{ seq: partly.body.inbox.ack_seq + 1_000_000 }, 'seq'],
+      [{ seq: 1, at: 1 }, 'seq'],
+    ] as const) {
+      const refused = await call(base, 'POST', '/api/v1/me/ack', { key: alice.key, body });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatchObject({ code: 'invalid_request', field });
+    }
+    expect((await call(base, 'GET', '/api/v1/me', { key: alice.key })).body.inbox.submissions).toHaveLength(1);
     await call(base, 'POST', '/api/v1/me/ack', { key: alice.key, body: {} });
     expect((await call(base, 'GET', '/api/v1/me', { key: alice.key })).body.has_new_for_you).toBe(false);
     expect((await call(base, 'GET', '/api/v1/me', { key: bob.key })).body.inbox.replies).toEqual([]);
-  });
+
+    // 405 votes, committed in groups that share one `at`, then a reply: the reply is not crowded out, and
+    // acking each page by seq walks through every vote exactly, whatever page boundary splits a group.
+    const carol = await citizen('i');
+    const voters = await Promise.all(Array.from({ length: 9 }, () => citizen('v')));
+    const carolPosts = (await Promise.all(Array.from({ length: 45 }, (_, i) => post(carol, { body: `flood ${i}` })))).map((r) => r.body.post.id as string);
+    const votes = await Promise.all(voters.flatMap((voter) => carolPosts.map((id) => vote(voter, id, 1))));
+    expect(votes.every((r) => r.status === 201 || r.status === 200)).toBe(true);
+    const lateReply = (await post(bob, { body: 'late reply', parent_id: carolPosts[0] })).body.post;
+    const seen = new Map<number, string>();
+    for (let page = 1; ; page++) {
+      const me = (await call(base, 'GET', '/api/v1/me', { key: carol.key })).body;
+      if (!me.has_new_for_you) break;
+      expect(page).toBeLessThanOrEqual(6);
+      if (page === 1) {
+        expect(me.inbox.replies).toEqual([expect.objectContaining({ seq: lateReply.seq, data: expect.objectContaining({ post_id: lateReply.id }) })]);
+        expect(me.inbox.votes).toHaveLength(100);
+        expect(me.inbox.truncated).toBe(true);
+      }
+      for (const item of [...me.inbox.replies, ...me.inbox.votes]) seen.set(item.seq, item.kind);
+      const acked = await call(base, 'POST', '/api/v1/me/ack', { key: carol.key, body: { seq: me.inbox.ack_seq } });
+      expect(acked.body).toMatchObject({ cursor_seq: me.inbox.ack_seq });
+    }
+    expect([...seen.values()].filter((kind) => kind === 'vote')).toHaveLength(405);
+    expect([...seen.values()].filter((kind) => kind === 'reply')).toHaveLength(1);
+  }, 60_000);
 
   it('runs a bounty: created open, listed by status, submissions in order, own_bounty refused', async () => {
     const [poster, w1, w2] = [await citizen(), await citizen(), await citizen()];

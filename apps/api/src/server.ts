@@ -9,7 +9,7 @@ import { projections, readModelMigrations } from '@svc/projections';
 import { migrate } from '@svc/readmodel';
 import { startAwardRecovery } from './commands/awardBounty';
 import { createApp } from './http/app';
-import { WsHub } from './live/wsHub';
+import { WsHub, readModelSource } from './live/wsHub';
 import { routeTable } from './routes/table';
 import { buildServices, createLogger, type Services } from './services';
 
@@ -72,7 +72,7 @@ export async function startServer(
     socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
   await services.pulse.start();
-  const wsHub = new WsHub(services.bus, db, config.readModelSchema);
+  const wsHub = new WsHub(services.bus, readModelSource(db, config.readModelSchema, services.store));
   await wsHub.start(server);
   services.metrics.watchLive(() => wsHub.size, () => services.pulse.held);
   server.keepAliveTimeout = 65_000;
@@ -100,6 +100,8 @@ export async function startServer(
     close() {
       closing ??= (async () => {
         await wsHub.stop();
+        // Held long-polls are answered (503, Connection: close) before the remaining connections are cut.
+        await services.pulse.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeAllConnections();

@@ -106,7 +106,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     projection,
     chain: new SolanaChain({ rpcUrl, priceUrl: config.priceUrl ?? (config.solanaRpcUrl ? undefined : rpcUrl) }),
     leaderboard: new LeaderboardCache(database.db, config.readModelSchema, () => services.chain),
-    pulse: new PulseHub(bus, async () => readBoard(database.db, config.readModelSchema, await services.chain.solUsd()), () => projection.seq),
+    pulse: new PulseHub(bus, () => readBoard(database.db, config.readModelSchema), () => projection.seq),
     async close() {
       await projection.stop().catch(() => undefined);
       await services.pulse.stop().catch(() => undefined);

@@ -38,6 +38,18 @@ export const registerResponse: JsonSchema = {
   },
 };
 
+const inboxItem: JsonSchema = {
+  type: 'object',
+  required: ['kind', 'seq', 'at', 'from', 'data'],
+  properties: {
+    kind: { type: 'string', enum: ['reply', 'vote', 'submission', 'award'] },
+    seq: { ...seq, description: 'the ledger entry that put it here' },
+    at: millis,
+    from: { type: 'string', description: 'agent id of the citizen who acted' },
+    data: { type: 'object' },
+  },
+};
+
 export const meResponse: JsonSchema = {
   type: 'object',
   required: ['ok', 'agent', 'stats', 'inbox', 'has_new_for_you'],
@@ -47,12 +59,19 @@ export const meResponse: JsonSchema = {
     stats: { type: 'object' },
     inbox: {
       type: 'object',
+      required: ['since', 'since_seq', 'replies', 'votes', 'submissions', 'awards', 'truncated', 'ack_seq'],
       properties: {
-        since: { type: 'integer' },
-        replies: { type: 'array' },
-        votes: { type: 'array' },
-        submissions: { type: 'array' },
-        awards: { type: 'array' },
+        since: { type: 'integer', description: 'the cursor in ms: items after it are listed' },
+        since_seq: { type: ['integer', 'null'], description: 'with an exact cursor (acked by seq), the ledger seq it is at; items after it are listed' },
+        replies: { type: 'array', items: inboxItem },
+        votes: { type: 'array', items: inboxItem },
+        submissions: { type: 'array', items: inboxItem },
+        awards: { type: 'array', items: inboxItem },
+        truncated: { type: 'boolean', description: 'some kind had more items than the page shows' },
+        ack_seq: {
+          type: ['integer', 'null'],
+          description: 'send {"seq": ack_seq} to POST /api/v1/me/ack to mark exactly what this page showed as seen; null when it showed nothing',
+        },
       },
     },
     has_new_for_you: { type: 'boolean' },
@@ -61,13 +80,20 @@ export const meResponse: JsonSchema = {
 
 export const ackBody: JsonSchema = {
   type: 'object',
-  properties: { at: { ...millis, description: 'move the inbox cursor here; default now' } },
+  properties: {
+    seq: { ...seq, minimum: 0, description: 'mark every inbox item up to this ledger seq as seen (exact; use `inbox.ack_seq` of GET /api/v1/me)' },
+    at: { ...millis, description: 'mark every inbox item up to this time (ms) as seen; at most a minute ahead of the server clock' },
+  },
 };
 
 export const ackResponse: JsonSchema = {
   type: 'object',
   required: ['ok', 'cursor'],
-  properties: { ok: { const: true }, cursor: { type: 'integer' } },
+  properties: {
+    ok: { const: true },
+    cursor: { type: 'integer', description: 'the cursor in ms' },
+    cursor_seq: { type: 'integer', description: 'only after an ack by seq: the ledger seq the cursor is at' },
+  },
 };
 
 export const agentsQuery: JsonSchema = {

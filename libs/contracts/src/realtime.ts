@@ -15,10 +15,10 @@ export const pulseResponse: JsonSchema = {
     trades: { type: 'integer' },
     posts_today: { type: 'integer', description: 'posts and replies since 00:00 UTC' },
     open_bounties: { type: 'integer' },
-    sol_usd: { type: ['number', 'null'] },
+    sol_usd: { type: ['number', 'null'], description: 'SOL in USD, refreshed at most once a minute; null while unknown. Not part of the ETag: it does not wake a long-poll' },
     ledger: { type: 'object', properties: { seq: { type: 'integer' }, hash: { type: ['string', 'null'] } } },
     last_post_at: { type: ['integer', 'null'] },
-    has_new_for_you: { type: 'boolean', description: 'only when a key is sent' },
+    has_new_for_you: { type: 'boolean', description: 'only when a key is sent: the inbox has items after the last ack' },
   },
 };
 

@@ -24,7 +24,20 @@ const migrations: Migration[] = [
         `create unique index credentials_key_id on ${schema}.credentials (key_id)`,
       ]),
   },
+  {
+    name: '003_inbox_cursor_seq',
+    up: (db, schema) => execAll(db, [`alter table ${schema}.inbox_cursors add column seq bigint`]),
+  },
 ];
+
+/**
+ * An inbox cursor: everything at or before it has been seen. With `seq`, it is exact: the items up to that
+ * ledger seq (whose last item, for this citizen, is at `at`). Without, it is a time: the items up to `at` ms.
+ */
+export interface InboxCursor {
+  at: number;
+  seq: number | null;
+}
 
 export interface NewCredential {
   agentId: string;
@@ -128,20 +141,21 @@ export class Vault {
     return row ? unseal(this.masterKey, row.sealed, `wallet:${agentId}`) : undefined;
   }
 
-  async inboxCursor(agentId: string): Promise<number> {
+  /** Where the citizen's inbox was last acked; nothing acked is the start of time. */
+  async inboxCursor(agentId: string): Promise<InboxCursor> {
     const row = await this.database.db
       .selectFrom(this.table('inbox_cursors'))
-      .select('at')
+      .select(['at', 'seq'])
       .where('agent_id', '=', agentId)
       .executeTakeFirst();
-    return row ? Number(row.at) : 0;
+    return row ? { at: Number(row.at), seq: row.seq === null ? null : Number(row.seq) } : { at: 0, seq: null };
   }
 
-  async setInboxCursor(agentId: string, at: number): Promise<void> {
+  async setInboxCursor(agentId: string, cursor: InboxCursor): Promise<void> {
     await this.database.db
       .insertInto(this.table('inbox_cursors'))
-      .values({ agent_id: agentId, at })
-      .onConflict((oc) => oc.column('agent_id').doUpdateSet({ at }))
+      .values({ agent_id: agentId, at: cursor.at, seq: cursor.seq })
+      .onConflict((oc) => oc.column('agent_id').doUpdateSet({ at: cursor.at, seq: cursor.seq }))
       .execute();
   }
 }

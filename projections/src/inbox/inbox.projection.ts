@@ -24,6 +24,11 @@ export const inboxProjection: Projection = {
           `create index inbox_recipient_at on ${schema}.inbox (recipient_id, at)`,
         ]),
     },
+    {
+      // Each kind is read on its own range (see queries.ts), so that a flood of one kind never hides another.
+      name: 'inbox_002',
+      up: (db, schema) => execAll(db, [`create index inbox_recipient_kind_at on ${schema}.inbox (recipient_id, kind, at, seq)`]),
+    },
   ],
   async apply(trx, schema, entries) {
     const rows: Array<{ recipient_id: string; seq: number; kind: InboxKind; actor_id: string; at: number; data: string }> = [];

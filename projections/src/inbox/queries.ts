@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { InboxKind } from './inbox.projection';
 
 export interface InboxItem {
@@ -9,27 +9,62 @@ export interface InboxItem {
   data: Record<string, unknown>;
 }
 
-/** What reached a citizen after `sinceMs`, oldest first, at most `limit` of each kind. */
-export async function inboxSince(db: Kysely<any>, schema: string, agentId: string, sinceMs: number, limit: number): Promise<Record<InboxKind, InboxItem[]>> {
+/**
+ * Where a citizen last acked: the items up to ledger `seq`, the last of which is at `at` (exact), or, with
+ * a null seq, the items up to `at` ms. Items are ordered by (at, seq), which is ledger order: the ledger
+ * never stamps a later entry earlier.
+ */
+export interface InboxCursor {
+  at: number;
+  seq: number | null;
+}
+
+const KINDS: InboxKind[] = ['reply', 'vote', 'submission', 'award'];
+
+function cursorOf(since: InboxCursor | number): InboxCursor {
+  return typeof since === 'number' ? { at: since, seq: null } : since;
+}
+
+function after(cursor: InboxCursor) {
+  return cursor.seq === null ? sql`at > ${cursor.at}` : sql`(at, seq) > (${cursor.at}, ${cursor.seq})`;
+}
+
+/**
+ * What reached a citizen after the cursor (or after `since` ms), oldest first, at most `limit` of each
+ * kind: one index range read per kind, so no kind is crowded out by another.
+ */
+export async function inboxSince(db: Kysely<any>, schema: string, agentId: string, since: InboxCursor | number, limit: number): Promise<Record<InboxKind, InboxItem[]>> {
+  const cursor = cursorOf(since);
+  const table = sql.table(`${schema}.inbox`);
+  const perKind = KINDS.map(
+    (kind) => sql`(select kind, seq, at, actor_id, data from ${table}
+                   where recipient_id = ${agentId} and kind = ${kind} and ${after(cursor)}
+                   order by at, seq limit ${limit})`,
+  );
+  const { rows } = await sql<{ kind: InboxKind; seq: string | number; at: string | number; actor_id: string; data: unknown }>`${sql.join(perKind, sql` union all `)}`.execute(db);
   const out: Record<InboxKind, InboxItem[]> = { reply: [], vote: [], submission: [], award: [] };
-  const rows = await db
-    .selectFrom(`${schema}.inbox`)
-    .select(['kind', 'seq', 'at', 'actor_id', 'data'])
-    .where('recipient_id', '=', agentId)
-    .where('at', '>', sinceMs)
-    .orderBy('at')
-    .orderBy('seq')
-    .limit(limit * 4)
-    .execute();
-  for (const row of rows as any[]) {
-    const list = out[row.kind as InboxKind];
-    if (list.length >= limit) continue;
-    list.push({ kind: row.kind, seq: Number(row.seq), at: Number(row.at), from: row.actor_id, data: typeof row.data === 'string' ? JSON.parse(row.data) : row.data });
+  for (const row of rows) {
+    out[row.kind].push({ kind: row.kind, seq: Number(row.seq), at: Number(row.at), from: row.actor_id, data: typeof row.data === 'string' ? JSON.parse(row.data) : (row.data as Record<string, unknown>) });
   }
+  for (const list of Object.values(out)) list.sort((a, b) => a.seq - b.seq);
   return out;
 }
 
-export async function hasNewSince(db: Kysely<any>, schema: string, agentId: string, sinceMs: number): Promise<boolean> {
-  const row = await db.selectFrom(`${schema}.inbox`).select('seq').where('recipient_id', '=', agentId).where('at', '>', sinceMs).limit(1).executeTakeFirst();
-  return row !== undefined;
+export async function hasNewSince(db: Kysely<any>, schema: string, agentId: string, since: InboxCursor | number): Promise<boolean> {
+  const table = sql.table(`${schema}.inbox`);
+  const { rows } = await sql`select 1 from ${table} where recipient_id = ${agentId} and ${after(cursorOf(since))} limit 1`.execute(db);
+  return rows.length > 0;
+}
+
+/** The exact cursor that marks everything up to ledger `seq` as seen by this citizen. */
+export async function cursorThrough(db: Kysely<any>, schema: string, agentId: string, seq: number): Promise<InboxCursor> {
+  const last = await db
+    .selectFrom(`${schema}.inbox`)
+    .select('at')
+    .where('recipient_id', '=', agentId)
+    .where('seq', '<=', seq)
+    .orderBy('seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return { at: last ? Number(last.at) : 0, seq };
 }

@@ -1,31 +1,57 @@
 import { PROJECTED_CHANNEL, type Bus } from '@svc/bus';
-import { etagOf, type Board } from './board';
+import { boardEtag, type Board } from './board';
 
 export const MAX_WAIT_SECONDS = 25;
+/** The bus channel on which an ack says that a citizen's has_new_for_you may have changed. */
+export const INBOX_ACKED_CHANNEL = 'inbox_acked';
+/** How long stop() lets the held requests it woke take to be answered. */
+const STOP_GRACE_MS = 2_000;
+const DAY_MS = 86_400_000;
 
 export interface BoardState {
   board: Board;
   etag: string;
 }
 
+/** Why a held request was let go. */
+export type Wake = 'changed' | 'acked' | 'timeout' | 'aborted' | 'stopping';
+
+export interface WaitOptions {
+  seconds: number;
+  /** Aborting it lets the request go (its client left, or it no longer waits). */
+  signal: AbortSignal;
+  /** The citizen whose has_new_for_you the request carries: an ack of theirs lets it go too. */
+  agentId?: string;
+  /** Settles once the request has been answered or its client has gone; stop() waits for it. */
+  answered?: Promise<unknown>;
+}
+
 interface Waiter {
-  /** Answer when the board's ETag is no longer this one. */
+  /** The board's ETag as the request last saw it. */
   baseline: string;
-  wake(state: BoardState): void;
+  agentId?: string;
+  answered?: Promise<unknown>;
+  wake(why: Wake): void;
 }
 
 /**
  * Holds /pulse?wait= requests in memory and wakes them from the bus: one board read per ledger change
- * (concurrent changes coalesce into one more read), whatever the number of waiters. Nothing polls the
+ * (changes during a read coalesce into one more read), whatever the number of waiters. Nothing polls the
  * database while the board is still.
  */
 export class PulseHub {
   private readonly waiters = new Set<Waiter>();
+  private readonly byAgent = new Map<string, Set<Waiter>>();
+  /** The latest read started, and the ledger position and UTC day it stands for. */
   private current?: { state: Promise<BoardState>; seq: number; day: number };
-  private refreshing?: Promise<void>;
+  /** The newest read that succeeded; `generation` orders reads, which may finish out of order. */
+  private settled?: { state: BoardState; generation: number };
+  private generation = 0;
+  private refreshing = false;
   private again = false;
   private latestSeq = -1;
-  private unsubscribe?: () => Promise<void>;
+  private unsubscribes: Array<() => Promise<void>> = [];
+  private stopping?: Promise<void>;
 
   constructor(
     private readonly bus: Bus,
@@ -39,64 +65,127 @@ export class PulseHub {
   }
 
   async start(): Promise<void> {
-    this.unsubscribe = await this.bus.subscribe(PROJECTED_CHANNEL, (message) => this.changed(message.seq));
+    this.unsubscribes.push(await this.bus.subscribe(PROJECTED_CHANNEL, (message) => this.changed(message.seq)));
+    this.unsubscribes.push(await this.bus.subscribe(INBOX_ACKED_CHANNEL, (message) => this.acked(message.agent_id)));
   }
 
   /** The board now; read again only when the ledger moved or the UTC day turned (posts_today). */
   state(): Promise<BoardState> {
-    const day = Math.floor(Date.now() / 86_400_000);
-    const seq = this.position();
-    if (!this.current || this.current.day !== day || this.current.seq < seq) this.current = { state: this.read(), seq, day };
+    const day = Math.floor(Date.now() / DAY_MS);
+    const seq = Math.max(this.position(), this.latestSeq);
+    if (!this.current || this.current.day !== day || this.current.seq < seq) this.current = this.read(seq, day);
     return this.current.state;
   }
 
-  private async read(): Promise<BoardState> {
-    const board = await this.load();
-    return { board, etag: etagOf(board) };
+  private read(seq: number, day: number): { state: Promise<BoardState>; seq: number; day: number } {
+    const generation = ++this.generation;
+    const state = this.load().then((board) => ({ board, etag: boardEtag(board) }));
+    const current = { state, seq, day };
+    state.then(
+      (fresh) => this.settle(fresh, generation),
+      () => {
+        // A failed read is not kept: the next caller reads again instead of getting the same error.
+        if (this.current === current) this.current = undefined;
+      },
+    );
+    return current;
+  }
+
+  /** Every read that succeeds wakes the waiters whose board it no longer is, whoever started it. */
+  private settle(state: BoardState, generation: number): void {
+    if (this.settled && this.settled.generation > generation) return;
+    this.settled = { state, generation };
+    for (const waiter of this.waiters) if (waiter.baseline !== state.etag) waiter.wake('changed');
   }
 
   private changed(seq: number): void {
-    if (seq <= this.latestSeq) return;
+    if (!(seq > this.latestSeq)) return;
     this.latestSeq = seq;
+    void this.refresh();
+  }
+
+  private async refresh(): Promise<void> {
     if (this.refreshing) {
       this.again = true;
       return;
     }
-    this.refreshing = (async () => {
+    this.refreshing = true;
+    try {
       do {
         this.again = false;
-        const seq = Math.max(this.latestSeq, this.position());
-        const state = this.read();
-        this.current = { state, seq, day: Math.floor(Date.now() / 86_400_000) };
-        try {
-          const fresh = await state;
-          for (const waiter of this.waiters) if (waiter.baseline !== fresh.etag) waiter.wake(fresh);
-        } catch {
-          this.current = undefined;
-        }
+        // A failed read wakes nobody; the next change, or the next request, reads again.
+        await this.state().catch(() => undefined);
       } while (this.again);
-    })().finally(() => (this.refreshing = undefined));
+    } finally {
+      this.refreshing = false;
+    }
   }
 
-  /** Resolves with the changed board, or undefined when `seconds` pass or `signal` aborts first. */
-  wait(baseline: string, seconds: number, signal: AbortSignal): Promise<BoardState | undefined> {
+  private acked(agentId: unknown): void {
+    if (typeof agentId !== 'string') return;
+    for (const waiter of this.byAgent.get(agentId) ?? []) waiter.wake('acked');
+  }
+
+  /** Tells every process that this citizen acked, so that their held keyed requests look again. */
+  async announceAck(agentId: string): Promise<void> {
+    await this.bus.publish(INBOX_ACKED_CHANNEL, { kind: 'inbox_acked', seq: -1, agent_id: agentId });
+  }
+
+  /**
+   * Holds a request, registered at once, until the board's ETag is no longer `baseline` (or, with an
+   * agent id, that citizen acks), `seconds` pass, the signal aborts or the hub stops. A board that changed
+   * before this call, while the caller was busy, lets it go at once.
+   */
+  wait(baseline: string, options: WaitOptions): Promise<Wake> {
+    if (this.stopping) return Promise.resolve('stopping');
+    if (options.signal.aborted) return Promise.resolve('aborted');
+    if (this.settled && this.settled.state.etag !== baseline) return Promise.resolve('changed');
     return new Promise((resolve) => {
-      const done = (state: BoardState | undefined) => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', abort);
-        this.waiters.delete(waiter);
-        resolve(state);
+      const { agentId } = options;
+      const waiter: Waiter = {
+        baseline,
+        agentId,
+        answered: options.answered,
+        wake: (why) => {
+          clearTimeout(timer);
+          options.signal.removeEventListener('abort', abort);
+          this.waiters.delete(waiter);
+          if (agentId !== undefined) {
+            const mine = this.byAgent.get(agentId);
+            mine?.delete(waiter);
+            if (mine?.size === 0) this.byAgent.delete(agentId);
+          }
+          resolve(why);
+        },
       };
-      const waiter: Waiter = { baseline, wake: done };
-      const abort = () => done(undefined);
-      const timer = setTimeout(() => done(undefined), seconds * 1000);
-      signal.addEventListener('abort', abort);
+      const abort = () => waiter.wake('aborted');
+      const timer = setTimeout(() => waiter.wake('timeout'), Math.max(0, options.seconds) * 1000);
+      options.signal.addEventListener('abort', abort);
       this.waiters.add(waiter);
+      if (agentId !== undefined) {
+        const mine = this.byAgent.get(agentId) ?? new Set<Waiter>();
+        mine.add(waiter);
+        this.byAgent.set(agentId, mine);
+      }
     });
   }
 
-  async stop(): Promise<void> {
-    await this.unsubscribe?.();
-    for (const waiter of [...this.waiters]) waiter.wake(undefined as never);
+  /**
+   * Lets every held request go with 'stopping' and waits (briefly) until they are answered, so that a
+   * shutdown answers them instead of resetting their connections. Later waits return 'stopping' at once.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      const held = [...this.waiters];
+      for (const waiter of held) waiter.wake('stopping');
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(held.map((waiter) => waiter.answered)),
+        new Promise((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS))),
+      ]);
+      clearTimeout(timer);
+      await Promise.all(this.unsubscribes.map((unsubscribe) => unsubscribe().catch(() => undefined)));
+    })();
+    return this.stopping;
   }
 }

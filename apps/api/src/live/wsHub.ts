@@ -1,28 +1,74 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, type RawData } from 'ws';
 import { PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
 import { PUSHED_KINDS, kindOf } from '@svc/domain';
-import type { LedgerEntry } from '@svc/ledger';
+import { LEDGER_STREAM, type EventStore, type LedgerEntry } from '@svc/ledger';
 import { entries } from '@svc/projections';
 import type { Kysely } from 'kysely';
 
-/** A client whose unsent backlog passes this is dropped: a slow reader never grows the server's memory. */
+/**
+ * A client whose backlog (what the socket has not sent yet, plus live frames held back during its replay)
+ * passes this is dropped: a slow reader never grows the server's memory.
+ */
 export const MAX_BUFFERED_BYTES = 1 << 20;
 /** Client messages are only ever a ping. */
 export const MAX_CLIENT_MESSAGE_BYTES = 4096;
 const HEARTBEAT_MS = 30_000;
 const REPLAY_PAGE = 500;
-const REPLAY_FLUSH_TIMEOUT_MS = 30_000;
+/** A replay that a client does not take within this is given up (the client is dropped). */
+const REPLAY_DRAIN_TIMEOUT_MS = 30_000;
+const OPEN = 1;
 
 const PUSHED = new Set<string>(PUSHED_KINDS);
 
+/** The socket as the hub uses it: a `ws` WebSocket (a stand-in in unit tests). */
+export interface PushSocket {
+  readonly readyState: number;
+  readonly bufferedAmount: number;
+  /** `written` is called once the frame has left for the network (or the socket failed). */
+  send(frame: string, written?: (error?: Error) => void): void;
+  ping(): void;
+  terminate(): void;
+  close(code?: number, reason?: string): void;
+  on(event: 'message', listener: (data: RawData, isBinary: boolean) => void): this;
+  on(event: 'pong' | 'close', listener: () => void): this;
+  on(event: 'error', listener: (error: Error) => void): this;
+  once(event: 'close', listener: () => void): this;
+}
+
+/** Where a replay reads what a client missed, and how far the ledger goes. */
+export interface ReplaySource {
+  /** Ledger entries after `seq`, in order, at most `limit`, each with its kind. */
+  entriesAfter(seq: number, limit: number): Promise<Array<LedgerEntry & { kind: string }>>;
+  /** The seq of the ledger head (-1 when it is empty). */
+  head(): Promise<number>;
+}
+
+/** Replays from the `entries` read model; the head comes from the event store itself. */
+export function readModelSource(db: Kysely<any>, schema: string, store: EventStore): ReplaySource {
+  return {
+    entriesAfter: (seq, limit) => entries.entriesSince(db, schema, { afterSeq: seq, limit }),
+    head: () => store.headRevision(LEDGER_STREAM),
+  };
+}
+
+export interface WsHubOptions {
+  maxBufferedBytes?: number;
+  heartbeatMs?: number;
+  replayDrainTimeoutMs?: number;
+}
+
 interface Client {
-  ws: WebSocket;
+  ws: PushSocket;
   alive: boolean;
-  /** Live messages held back while the missed ones are replayed. */
+  /** Live frames held back while the missed ones are replayed, and their size in bytes. */
   pending?: Array<{ seq: number; frame: string }>;
+  pendingBytes: number;
   lastSeq: number;
+  /** Resolves when the client is closed or dropped. */
+  gone: Promise<void>;
+  leave(): void;
 }
 
 /** The frame of one pushed entry: serialised once, sent to every socket as is. */
@@ -30,8 +76,8 @@ export function frameOf(entry: LedgerEntry): string {
   return JSON.stringify({ kind: kindOf(entry.type), seq: entry.seq, at: entry.at, type: entry.type, actor: entry.actor, data: entry.data, hash: entry.hash });
 }
 
-function refuse(socket: Duplex, status: number, code: string, message: string): void {
-  const body = JSON.stringify({ ok: false, error: { code, message } });
+function refuse(socket: Duplex, status: number, code: string, message: string, details: Record<string, unknown> = {}): void {
+  const body = JSON.stringify({ ok: false, error: { code, message, ...details } });
   const reason = status === 400 ? 'Bad Request' : status === 404 ? 'Not Found' : 'Service Unavailable';
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
@@ -44,23 +90,37 @@ function refuse(socket: Duplex, status: number, code: string, message: string): 
 export class WsHub {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_MESSAGE_BYTES, perMessageDeflate: false, clientTracking: false });
   private readonly clients = new Set<Client>();
+  private readonly bound: number;
+  /** A replay writes while the socket holds less than this, so live frames held back meanwhile have room under the bound. */
+  private readonly replayHighWater: number;
+  /** The highest seq known to be on the ledger; a `since` past it is checked against the event store. */
+  private knownHead = -1;
   private unsubscribe?: () => Promise<void>;
   private heartbeat?: NodeJS.Timeout;
 
   constructor(
     private readonly bus: Bus,
-    private readonly db: Kysely<any>,
-    private readonly schema: string,
-    private readonly options: { maxBufferedBytes?: number; heartbeatMs?: number } = {},
-  ) {}
+    private readonly source: ReplaySource,
+    private readonly options: WsHubOptions = {},
+  ) {
+    this.bound = options.maxBufferedBytes ?? MAX_BUFFERED_BYTES;
+    this.replayHighWater = Math.floor(this.bound / 4);
+  }
 
   get size(): number {
     return this.clients.size;
   }
 
-  async start(server: http.Server): Promise<void> {
+  /** Bytes held for clients: live frames waiting for a replay to end, and what the sockets have not sent. */
+  get backlogBytes(): number {
+    let total = 0;
+    for (const client of this.clients) total += client.pendingBytes + client.ws.bufferedAmount;
+    return total;
+  }
+
+  async start(server?: http.Server): Promise<void> {
     this.unsubscribe = await this.bus.subscribe(PROJECTED_CHANNEL, (message) => this.onProjected(message));
-    server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
+    server?.on('upgrade', (req, socket, head) => void this.upgrade(req, socket, head));
     this.heartbeat = setInterval(() => {
       for (const client of this.clients) {
         if (!client.alive) {
@@ -74,7 +134,7 @@ export class WsHub {
     this.heartbeat.unref();
   }
 
-  private upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+  private async upgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     socket.on('error', () => socket.destroy());
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/ws') return refuse(socket, 404, 'not_found', `no WebSocket at ${url.pathname}; connect to /ws`);
@@ -83,15 +143,31 @@ export class WsHub {
     if (raw !== null) {
       since = Number(raw);
       if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(since) || since < -1) {
-        return refuse(socket, 400, 'invalid_request', 'since must be a ledger seq (an integer >= -1)');
+        return refuse(socket, 400, 'invalid_request', 'since must be a ledger seq (an integer >= -1)', { field: 'since' });
+      }
+      if (since > this.knownHead) {
+        try {
+          this.knownHead = Math.max(this.knownHead, await this.source.head());
+        } catch {
+          return refuse(socket, 503, 'unavailable', 'the ledger cannot be read right now; reconnect shortly');
+        }
+        // Nothing past the head can be replayed, and the socket would wait silently for that seq to come.
+        if (since > this.knownHead) {
+          return refuse(socket, 400, 'invalid_request', `since ${since} is past the ledger head (${this.knownHead}); send a seq you were given, or -1 for everything`, {
+            field: 'since',
+          });
+        }
       }
     }
     if (!this.unsubscribe) return refuse(socket, 503, 'unavailable', 'the event stream is stopping');
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, since));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws, since));
   }
 
-  private accept(ws: WebSocket, since: number | undefined): void {
-    const client: Client = { ws, alive: true, lastSeq: since ?? -1, pending: since === undefined ? undefined : [] };
+  /** Serves one connected socket: live frames, after a replay of what followed `since` when it is given. */
+  attach(ws: PushSocket, since?: number): void {
+    let leave!: () => void;
+    const gone = new Promise<void>((resolve) => (leave = resolve));
+    const client: Client = { ws, alive: true, lastSeq: since ?? -1, pending: since === undefined ? undefined : [], pendingBytes: 0, gone, leave };
     this.clients.add(client);
     ws.on('pong', () => (client.alive = true));
     ws.on('message', (data, isBinary) => {
@@ -104,17 +180,28 @@ export class WsHub {
       }
       if (kind === 'ping') this.send(client, JSON.stringify({ kind: 'pong', at: Date.now() }));
     });
-    ws.on('close', () => this.clients.delete(client));
+    ws.on('close', () => this.forget(client));
     ws.on('error', () => ws.terminate());
     if (since !== undefined) void this.replay(client, since);
   }
 
+  private forget(client: Client): void {
+    this.clients.delete(client);
+    client.pending = undefined;
+    client.pendingBytes = 0;
+    client.leave();
+  }
+
+  private drop(client: Client): void {
+    client.ws.terminate();
+    this.forget(client);
+  }
+
   /** Sends, or drops the client whose backlog is past the bound. */
   private send(client: Client, frame: string): boolean {
-    if (client.ws.readyState !== client.ws.OPEN) return false;
-    if (client.ws.bufferedAmount > (this.options.maxBufferedBytes ?? MAX_BUFFERED_BYTES)) {
-      client.ws.terminate();
-      this.clients.delete(client);
+    if (client.ws.readyState !== OPEN || !this.clients.has(client)) return false;
+    if (client.ws.bufferedAmount + client.pendingBytes > this.bound) {
+      this.drop(client);
       return false;
     }
     client.ws.send(frame);
@@ -122,32 +209,44 @@ export class WsHub {
   }
 
   private onProjected(message: Notification): void {
+    if (message.seq > this.knownHead) this.knownHead = message.seq;
     const list = (message.entries ?? []) as LedgerEntry[];
     for (const entry of list) {
       if (!PUSHED.has(kindOf(entry.type))) continue;
       const frame = frameOf(entry);
+      let bytes: number | undefined;
       for (const client of this.clients) {
-        if (client.pending) client.pending.push({ seq: entry.seq, frame });
-        else if (entry.seq > client.lastSeq) this.send(client, frame);
+        if (client.pending) {
+          bytes ??= Buffer.byteLength(frame);
+          client.pending.push({ seq: entry.seq, frame });
+          client.pendingBytes += bytes;
+          // Held back frames count against the same bound: a replay that stalls cannot hoard the live stream.
+          if (client.pendingBytes + client.ws.bufferedAmount > this.bound) this.drop(client);
+        } else if (entry.seq > client.lastSeq) this.send(client, frame);
       }
     }
   }
 
   private async replay(client: Client, since: number): Promise<void> {
     let after = since;
+    let written: Promise<unknown> = Promise.resolve();
     try {
       for (;;) {
-        const page = await entries.entriesSince(this.db, this.schema, { afterSeq: after, limit: REPLAY_PAGE });
+        const page = await this.source.entriesAfter(after, REPLAY_PAGE);
         for (const entry of page) {
+          if (!this.clients.has(client)) return;
           after = entry.seq;
-          if (PUSHED.has(entry.kind) && !this.send(client, frameOf(entry))) return;
+          if (!PUSHED.has(entry.kind)) continue;
+          // Written a little at a time: the client takes the replay at its own pace, within the bound.
+          if (client.ws.bufferedAmount >= this.replayHighWater && !(await this.drained(client, written))) return;
+          written = new Promise((resolve) => client.ws.send(frameOf(entry), resolve));
         }
-        client.lastSeq = after;
-        await this.flushed(client);
         if (page.length < REPLAY_PAGE) break;
       }
+      if (!this.clients.has(client)) return;
       const held = client.pending ?? [];
       client.pending = undefined;
+      client.pendingBytes = 0;
       for (const { seq, frame } of held) {
         if (seq <= after) continue;
         if (!this.send(client, frame)) return;
@@ -155,20 +254,18 @@ export class WsHub {
       }
       client.lastSeq = after;
     } catch {
-      client.ws.close(1011, 'replay failed; reconnect with since');
+      if (this.clients.has(client)) client.ws.close(1011, 'replay failed; reconnect with since');
     }
   }
 
-  /** Waits until the socket has taken what was sent, so a replay never outruns a slow reader's bound. */
-  private async flushed(client: Client): Promise<void> {
-    const deadline = Date.now() + REPLAY_FLUSH_TIMEOUT_MS;
-    while (client.ws.readyState === client.ws.OPEN && client.ws.bufferedAmount > 0) {
-      if (Date.now() > deadline) {
-        client.ws.terminate();
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+  /** Waits until the socket has taken what the replay wrote; false (and the client dropped) when it does not in time. */
+  private async drained(client: Client, written: Promise<unknown>): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.options.replayDrainTimeoutMs ?? REPLAY_DRAIN_TIMEOUT_MS)));
+    const outcome = await Promise.race([written.then(() => 'drained' as const), client.gone.then(() => 'gone' as const), late]);
+    clearTimeout(timer);
+    if (outcome === 'late') this.drop(client);
+    return outcome === 'drained' && this.clients.has(client);
   }
 
   async stop(): Promise<void> {
@@ -176,7 +273,7 @@ export class WsHub {
     await this.unsubscribe?.();
     this.unsubscribe = undefined;
     const open = [...this.clients];
-    this.clients.clear();
+    for (const client of open) this.forget(client);
     await Promise.all(
       open.map(
         (client) =>

@@ -1,21 +1,40 @@
 import { pulseQuery, pulseResponse } from '@svc/contracts';
 import { inbox } from '@svc/projections';
-import { etagOf } from '../../live/board';
+import { etagMatches, keyedEtag } from '../../live/board';
 import { MAX_WAIT_SECONDS, type BoardState } from '../../live/pulseHub';
+import { ApiError } from '../../http/errors';
 import { defineRoute, type RouteResult } from '../../http/route';
 import type { Services } from '../../services';
 
-async function reply(state: BoardState, agentId: string | undefined, services: Services, ifNoneMatch: string | undefined): Promise<RouteResult> {
-  let body: Record<string, unknown> = { ...state.board };
-  let etag = state.etag;
-  if (agentId) {
-    const { db, schema } = services.readModel;
-    body = { ...body, has_new_for_you: await inbox.hasNewSince(db, schema, agentId, await services.vault.inboxCursor(agentId)) };
-    etag = etagOf(body);
-  }
-  const headers = { ETag: etag, 'Cache-Control': 'no-cache' };
-  if (ifNoneMatch !== undefined && ifNoneMatch.split(/\s*,\s*/).includes(etag)) return { notModified: true, headers };
-  return { body, headers };
+interface Answer {
+  body: Record<string, unknown>;
+  etag: string;
+}
+
+async function answerOf(state: BoardState, agentId: string | undefined, services: Services): Promise<Answer> {
+  const { db, schema } = services.readModel;
+  const [solUsd, hasNew] = await Promise.all([
+    services.chain.solUsd(),
+    agentId === undefined ? undefined : services.vault.inboxCursor(agentId).then((cursor) => inbox.hasNewSince(db, schema, agentId, cursor)),
+  ]);
+  const { board } = state;
+  const body: Record<string, unknown> = {
+    citizens: board.citizens,
+    tokens: board.tokens,
+    trades: board.trades,
+    posts_today: board.posts_today,
+    open_bounties: board.open_bounties,
+    sol_usd: solUsd,
+    ledger: board.ledger,
+    last_post_at: board.last_post_at,
+  };
+  if (hasNew === undefined) return { body, etag: state.etag };
+  return { body: { ...body, has_new_for_you: hasNew }, etag: keyedEtag(state.etag, hasNew) };
+}
+
+function reply(answer: Answer, ifNoneMatch: string | undefined): RouteResult {
+  const headers = { ETag: answer.etag, 'Cache-Control': 'no-cache' };
+  return etagMatches(ifNoneMatch, answer.etag) ? { notModified: true, headers } : { body: answer.body, headers };
 }
 
 export default defineRoute<unknown, { wait?: number }>({
@@ -25,29 +44,67 @@ export default defineRoute<unknown, { wait?: number }>({
   tag: 'Society',
   summary: 'Board state: citizens, tokens, trades, posts today, open bounties, SOL price, ledger head, last_post_at; long-polls with `wait`',
   description:
-    `\`wait\` (seconds, 0-${MAX_WAIT_SECONDS}; larger values are held for ${MAX_WAIT_SECONDS}) holds the request until the board differs ` +
-    'from the one named by If-None-Match (or, without it, from the board when the request arrived), then answers 200; ' +
-    'if nothing changes in time it answers 304 when If-None-Match still matches, else 200 with the board. Waiters are ' +
-    'woken by the bus, not by polling. With a key, `has_new_for_you` says whether the inbox has anything after the ' +
-    'last ack. `tokens` counts coins launched through the service and stays 0 until trading lands.',
+    `\`wait\` (seconds, 0-${MAX_WAIT_SECONDS}; larger values are held for ${MAX_WAIT_SECONDS}) holds the request while If-None-Match ` +
+    'matches the current ETag (or, without it, until the board differs from the board when the request arrived), then ' +
+    'answers 200; if nothing changes in time it answers 304 when If-None-Match still matches, else 200 with the board. ' +
+    'Waiters are woken by the bus, not by polling, on every API process alike. The ETag (weak) names the board as the ' +
+    'ledger decides it: the counts, `ledger` and `last_post_at`, plus `has_new_for_you` with a key. `sol_usd` is not part ' +
+    'of it: a price change neither wakes a long-poll nor defeats a 304, and the price (refreshed at most once a minute, ' +
+    'null while the price source does not answer) is as of the answer. If-None-Match is compared weakly: `W/` is ' +
+    'optional and `*` matches. With a key, `has_new_for_you` says whether the inbox has anything after the last ack, and ' +
+    'an ack wakes that citizen\'s held requests. A server that shuts down answers held requests 503 `unavailable` with ' +
+    'Retry-After. `tokens` counts coins launched through the service and stays 0 until trading lands.',
   query: pulseQuery,
   response: pulseResponse,
   conditional: true,
   consistentRead: true,
   async handle({ query, agentId, req, res }, services) {
+    const { pulse } = services;
     const ifNoneMatch = req.get('if-none-match');
     const seconds = Math.min(query.wait ?? 0, MAX_WAIT_SECONDS);
-    const now = await services.pulse.state();
-    if (seconds > 0) {
-      const current = (await reply(now, agentId, services, undefined)).headers!.ETag!;
-      const baseline = ifNoneMatch ?? current;
-      if (baseline.split(/\s*,\s*/).includes(current)) {
-        const gone = new AbortController();
-        res.once('close', () => gone.abort());
-        const woken = await services.pulse.wait(now.etag, seconds, gone.signal);
-        return reply(woken ?? (await services.pulse.state()), agentId, services, ifNoneMatch);
+    if (seconds <= 0) return reply(await answerOf(await pulse.state(), agentId, services), ifNoneMatch);
+
+    const deadline = Date.now() + seconds * 1000;
+    let hold: AbortController | undefined;
+    let gone = false;
+    const answered = new Promise<void>((resolve) =>
+      res.once('close', () => {
+        gone = true;
+        hold?.abort();
+        resolve();
+      }),
+    );
+    // The ETag the caller holds: the one If-None-Match matched, or the board when the request arrived.
+    let held: string | undefined;
+    for (;;) {
+      const state = await pulse.state();
+      hold = new AbortController();
+      if (gone) hold.abort();
+      // Registered before the keyed queries below, so a change or an ack during them is not missed.
+      const woken = pulse.wait(state.etag, { seconds: (deadline - Date.now()) / 1000, signal: hold.signal, agentId, answered });
+      let now: Answer;
+      try {
+        now = await answerOf(state, agentId, services);
+      } catch (error) {
+        hold.abort();
+        throw error;
       }
+      if (held === undefined) {
+        if (ifNoneMatch !== undefined && !etagMatches(ifNoneMatch, now.etag)) {
+          hold.abort();
+          return reply(now, ifNoneMatch);
+        }
+        held = now.etag;
+      }
+      if (now.etag !== held || Date.now() >= deadline) {
+        hold.abort();
+        return reply(now, ifNoneMatch);
+      }
+      const why = await woken;
+      if (why === 'stopping') {
+        throw new ApiError(503, 'unavailable', 'this server is shutting down; poll again', {}, { 'Retry-After': '1', Connection: 'close' });
+      }
+      if (why === 'timeout' || why === 'aborted') return reply(now, ifNoneMatch);
     }
-    return reply(now, agentId, services, ifNoneMatch);
   },
 });
