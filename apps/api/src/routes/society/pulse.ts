@@ -6,6 +6,10 @@ import { ApiError } from '../../http/errors';
 import { defineRoute, type RouteResult } from '../../http/route';
 import type { Services } from '../../services';
 
+/** Abort reasons: a reason given spares abort() building a DOMException, thousands at a time on a wake. */
+const GONE = 'client gone';
+const ANSWERED = 'answered';
+
 interface Answer {
   body: Record<string, unknown>;
   etag: string;
@@ -70,7 +74,7 @@ export default defineRoute<unknown, { wait?: number }>({
     const answered = new Promise<void>((resolve) =>
       res.once('close', () => {
         gone = true;
-        hold?.abort();
+        hold?.abort(GONE);
         resolve();
       }),
     );
@@ -79,25 +83,25 @@ export default defineRoute<unknown, { wait?: number }>({
     for (;;) {
       const state = await pulse.state();
       hold = new AbortController();
-      if (gone) hold.abort();
+      if (gone) hold.abort(GONE);
       // Registered before the keyed queries below, so a change or an ack during them is not missed.
       const woken = pulse.wait(state.etag, { seconds: (deadline - Date.now()) / 1000, signal: hold.signal, agentId, answered });
       let now: Answer;
       try {
         now = await answerOf(state, agentId, services);
       } catch (error) {
-        hold.abort();
+        hold.abort(ANSWERED);
         throw error;
       }
       if (held === undefined) {
         if (ifNoneMatch !== undefined && !etagMatches(ifNoneMatch, now.etag)) {
-          hold.abort();
+          hold.abort(ANSWERED);
           return reply(now, ifNoneMatch);
         }
         held = now.etag;
       }
       if (now.etag !== held || Date.now() >= deadline) {
-        hold.abort();
+        hold.abort(ANSWERED);
         return reply(now, ifNoneMatch);
       }
       const why = await woken;
@@ -105,6 +109,9 @@ export default defineRoute<unknown, { wait?: number }>({
         throw new ApiError(503, 'unavailable', 'this server is shutting down; poll again', {}, { 'Retry-After': '1', Connection: 'close' });
       }
       if (why === 'timeout' || why === 'aborted') return reply(now, ifNoneMatch);
+      // The board moved on from the one held, so the answer differs whatever has_new_for_you says: answer
+      // without waiting again. Only an ack (the board unchanged) needs another look.
+      if (why === 'changed') return reply(await answerOf(await pulse.state(), agentId, services), ifNoneMatch);
     }
   },
 });
