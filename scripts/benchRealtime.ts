@@ -4,8 +4,9 @@
  *   1. /ws fan-out: a post lands and is pushed to BENCH_WS_SOCKETS (10,000) sockets; delivery latency
  *      p50/p99 from just before the POST to each socket's receipt, against a raw `ws` broadcast loop.
  *   2. BENCH_POLLS (5,000) held `/pulse?wait=25` long-polls: CPU of the server process while they are
- *      held and nothing happens (against the same process with none held), and wake-up latency when a
- *      post lands, against a raw http server holding as many requests and answering them on a trigger.
+ *      held and nothing happens (against the same process with none held; the median of 1 s windows),
+ *      and wake-up latency when a post lands, against a raw http server holding as many requests and
+ *      answering them on a trigger.
  * BENCH_MESSAGES (20) posts per round, BENCH_ROUNDS (2) rounds per target, alternated; BENCH_IDLE_SECONDS (5).
  * Figures go to .bench/realtime-<timestamp>.json.
  */
@@ -81,11 +82,20 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
 }
 
+/**
+ * Cores used by a process over `seconds`: the median of one-second windows, so that a collection of the
+ * previous round's garbage (V8's memory reducer runs some seconds after a burst) is not counted as the
+ * cost of what is being measured now.
+ */
 async function cpuOver(pid: number, seconds: number): Promise<number> {
-  const before = cpuSeconds(pid);
-  const started = now();
-  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-  return (cpuSeconds(pid) - before) / ((now() - started) / 1000);
+  const windows: number[] = [];
+  for (let i = 0; i < Math.max(1, Math.round(seconds)); i++) {
+    const before = cpuSeconds(pid);
+    const started = now();
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    windows.push((cpuSeconds(pid) - before) / ((now() - started) / 1000));
+  }
+  return median(windows);
 }
 
 async function json(url: string, init?: RequestInit): Promise<any> {
