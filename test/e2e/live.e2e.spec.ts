@@ -59,9 +59,9 @@ async function rawUpgrade(port: number, path: string): Promise<string> {
 }
 
 /** Resolves once `condition` holds: for state a test can only observe by looking (a request being held). */
-async function until(condition: () => boolean, what: string, ms = 10_000): Promise<void> {
+async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
@@ -207,6 +207,20 @@ describe('/ws and /pulse over real clients', () => {
     expect((await call(base, 'GET', '/api/v1/pulse', { key: alice.key })).body.has_new_for_you).toBe(false);
     await call(base, 'POST', '/api/v1/votes', { key: bob.key, body: { post_id: p.post.id, value: 1 } });
     expect((await call(base, 'GET', '/api/v1/pulse', { key: alice.key })).body.has_new_for_you).toBe(true);
+  });
+
+  it('never holds a long-poll whose client hung up before it was answered', async () => {
+    const abandoned = async () => (await server.services.metrics.pulseAbandoned.get()).values[0]?.value ?? 0;
+    const before = await abandoned();
+    const { port } = new URL(base);
+    // Clients that send a long-poll and hang up at once, as a crashed agent or a proxy dropping it would.
+    for (let i = 0; i < 20; i++) {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write('GET /api/v1/pulse?wait=25 HTTP/1.1\r\nHost: x\r\n\r\n', () => socket.destroy());
+    }
+    await until(async () => (await abandoned()) - before >= 20, 'all 20 hung-up long-polls are let go');
+    expect(server.services.pulse.held).toBe(0);
   });
 
   it('holds ?wait= until a post lands, woken by the bus; 304 on timeout; refuses a negative wait', async () => {

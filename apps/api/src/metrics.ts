@@ -16,6 +16,12 @@ export class Metrics {
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
     registers: [this.registry],
   });
+  /** Long-polls whose client left before they were answered: a client that hangs up early, or a dropped proxy. */
+  readonly pulseAbandoned = new Counter({
+    name: 'svc_pulse_abandoned_total',
+    help: '/pulse?wait= requests whose client left before they were answered',
+    registers: [this.registry],
+  });
   private readonly appended = new Counter({
     name: 'svc_ledger_entries_appended_total',
     help: 'Entries appended to the ledger by this process',

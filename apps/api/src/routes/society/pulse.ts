@@ -68,11 +68,19 @@ export default defineRoute<unknown, { wait?: number }>({
     const seconds = Math.min(query.wait ?? 0, MAX_WAIT_SECONDS);
     if (seconds <= 0) return reply(await answerOf(await pulse.state(), agentId, services), ifNoneMatch);
 
+    // A client that left while this request waited for the read models (its socket closed, so the 'close'
+    // below will never come) is not held: nothing would let it go before its timeout, and thousands of
+    // such requests would each be answered into a dead socket 25 s later.
+    if (req.socket.destroyed) {
+      services.metrics.pulseAbandoned.inc();
+      return { notModified: true };
+    }
     const deadline = Date.now() + seconds * 1000;
     let hold: AbortController | undefined;
     let gone = false;
     const answered = new Promise<void>((resolve) =>
       res.once('close', () => {
+        if (!res.writableFinished) services.metrics.pulseAbandoned.inc();
         gone = true;
         hold?.abort(GONE);
         resolve();
