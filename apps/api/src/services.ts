@@ -7,6 +7,8 @@ import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import {
   Attestor,
   EsdbEventStore,
+  HeadReader,
+  LEDGER_STREAM,
   LedgerWriter,
   PostgresEventStore,
   SnapshotStore,
@@ -26,6 +28,8 @@ export interface Services {
   metrics: Metrics;
   database: SqlDatabase;
   store: EventStore;
+  /** The stored ledger head, one read shared by concurrent requests (read-your-writes). */
+  ledgerHead: HeadReader;
   writer: LedgerWriter<LedgerState, LedgerCommand>;
   attestor: Attestor;
   vault: Vault;
@@ -96,6 +100,7 @@ export async function buildServices(config: Config, log: Logger): Promise<Servic
     metrics,
     database,
     store,
+    ledgerHead: new HeadReader(() => store.headRevision(LEDGER_STREAM)),
     writer,
     attestor: new Attestor(store, snapshots),
     vault,

@@ -6,3 +6,4 @@ export * from './journal';
 export * from './snapshotStore';
 export * from './ledgerWriter';
 export * from './attestor';
+export * from './headReader';

@@ -290,6 +290,6 @@ async function authenticate(services: Services, key: string): Promise<string | u
 /** A client that reads right after a write sees it: wait (bounded) for the read models to reach the head. */
 async function readYourWrites(services: Services): Promise<void> {
   // The stored head, not this process's: the write may have gone through another API process.
-  const head = await services.store.headRevision('ledger');
+  const head = await services.ledgerHead.head();
   if (head > services.projection.seq) await services.projection.waitFor(head, services.config.readYourWritesMs);
 }
