@@ -10,6 +10,7 @@ import { startServer, type RunningServer } from '../../apps/api/src/server';
 import { recoverAwards } from '../../apps/api/src/commands/awardBounty';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call, uniqueHandle } from '../support/http';
+import { startSecondApi } from '../support/servers';
 
 interface Citizen {
   id: string;
@@ -35,20 +36,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
       { withProjector: true, awardRecoveryEveryMs: 3_600_000 },
     );
     base = server.url;
-    const { config } = server.services;
-    second = await startServer(
-      testConfig({
-        DATABASE_URL: db.url,
-        REDIS_URL,
-        REDIS_PREFIX: config.redisPrefix,
-        DATA_DIR: tempDir('award2'),
-        SERVICE_MASTER_KEY: config.serviceMasterKey,
-        SOLANA_RPC_URL: server.solanaRpcUrl,
-      }),
-      { withProjector: false, awardRecoveryEveryMs: 3_600_000 },
-    );
-    // The bundled chain's WebSocket is on a free port, not the RPC port + 1 that SOLANA_RPC_URL implies.
-    second.services.chain = new SolanaChain(server.services.chain.options);
+    second = await startSecondApi(server, {}, { awardRecoveryEveryMs: 3_600_000 });
   }, 60_000);
   afterAll(async () => {
     await second?.close();

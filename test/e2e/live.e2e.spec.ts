@@ -7,6 +7,7 @@ import { startServer, type RunningServer } from '../../apps/api/src/server';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call, uniqueHandle } from '../support/http';
 import { startChild, type ChildService } from '../support/spawn';
+import { startSecondApi } from '../support/servers';
 
 /** A ws client that records every frame and lets a test wait for a frame matching a predicate. */
 class Listener {
@@ -397,19 +398,7 @@ describe('/pulse?wait= across two API processes sharing Redis', () => {
       testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('live-one'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
       { withProjector: true },
     );
-    const { config } = first.services;
-    second = await startServer(
-      testConfig({
-        DATABASE_URL: db.url,
-        REDIS_URL,
-        REDIS_PREFIX: config.redisPrefix,
-        DATA_DIR: tempDir('live-two'),
-        SERVICE_MASTER_KEY: config.serviceMasterKey,
-        SOLANA_RPC_URL: first.solanaRpcUrl,
-        PRICE_URL: `http://127.0.0.1:${(prices.address() as AddressInfo).port}`,
-      }),
-      { withProjector: false },
-    );
+    second = await startSecondApi(first, { PRICE_URL: `http://127.0.0.1:${(prices.address() as AddressInfo).port}` });
   }, 60_000);
   afterAll(async () => {
     await second?.close();

@@ -1,0 +1,32 @@
+import { SolanaChain } from '@svc/chain';
+import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { REDIS_URL, tempDir, testConfig } from './env';
+
+/**
+ * A second API process (in this test's process) beside `first`, as in the distributed deployment: the
+ * same database, Redis namespace, master key and chain, no projector of its own. `env` adds to or
+ * overrides its environment.
+ */
+export async function startSecondApi(
+  first: RunningServer,
+  env: Record<string, string> = {},
+  options: Omit<Parameters<typeof startServer>[1], 'withProjector'> = {},
+): Promise<RunningServer> {
+  const { config } = first.services;
+  const second = await startServer(
+    testConfig({
+      DATABASE_URL: config.databaseUrl,
+      REDIS_URL,
+      REDIS_PREFIX: config.redisPrefix,
+      DATA_DIR: tempDir('second-api'),
+      SERVICE_MASTER_KEY: config.serviceMasterKey,
+      SOLANA_RPC_URL: first.solanaRpcUrl,
+      ...env,
+    }),
+    { ...options, withProjector: false },
+  );
+  // The bundled chain's WebSocket is on a free port, not the RPC port + 1 that SOLANA_RPC_URL implies.
+  await second.services.chain.close();
+  second.services.chain = new SolanaChain({ ...first.services.chain.options, priceUrl: second.services.chain.options.priceUrl });
+  return second;
+}
