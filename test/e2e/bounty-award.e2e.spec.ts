@@ -2,7 +2,17 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import bs58 from 'bs58';
-import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemInstruction, SystemProgram, TransactionExpiredBlockheightExceededError, TransactionInstruction, VersionedTransaction } from '@solana/web3.js';
+import {
+  Keypair,
+  LAMPORTS_PER_SOL,
+  PublicKey,
+  SystemInstruction,
+  SystemProgram,
+  TransactionExpiredBlockheightExceededError,
+  TransactionInstruction,
+  TransactionMessage,
+  VersionedTransaction,
+} from '@solana/web3.js';
 import { sql } from 'kysely';
 import { SolanaChain, buildSolTransfer, recentBlockhash, signTransaction, solToLamports } from '@svc/chain';
 import type { LedgerEntry } from '@svc/ledger';
@@ -381,6 +391,54 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     const paid = await award(poster, bountyId, { submission_id: submissionId });
     expect(paid.status).toBe(200);
     expect(await transfersOutOf(poster.wallet)).toEqual([paid.body.signature]);
+  });
+
+  it('finds a sent unsigned award however many transactions name its reference, so it is never freed and paid twice', async () => {
+    const [poster, submitter, griefer] = [await citizen('poster'), await citizen('solver'), await citizen('griefer')];
+    await fund(poster.wallet, 1);
+    await fund(griefer.wallet, 1);
+    const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.5);
+    const handed = await award(poster, bountyId, { submission_id: submissionId, execute: false });
+    const signature = await signAndSend(handed.body.transaction, poster.keypair!);
+    // Once it landed the reference is public: anyone can name it in transactions of their own.
+    for (let i = 0; i < 30; i++) {
+      const noise = SystemProgram.transfer({ fromPubkey: griefer.keypair!.publicKey, toPubkey: griefer.keypair!.publicKey, lamports: i + 1 });
+      noise.keys.push({ pubkey: new PublicKey(handed.body.reference), isSigner: false, isWritable: false });
+      const recent = await recentBlockhash(connection());
+      const tx = new VersionedTransaction(new TransactionMessage({ payerKey: griefer.keypair!.publicKey, recentBlockhash: recent.blockhash, instructions: [noise] }).compileToV0Message());
+      await connection().sendRawTransaction(signTransaction(tx, [griefer.keypair!], recent).wire);
+    }
+    // The recovery pass only looks once the blockhash has expired: a miss now would free the bounty.
+    const height = await connection().getBlockHeight('confirmed');
+    await sql`update vault.award_outbox set last_valid_block_height = ${height - 1}, lease_until = now() where bounty_id = ${bountyId}`.execute(server.services.database.db);
+    expect(await recoverAwards(server.services)).toEqual([{ bounty_id: bountyId, outcome: 'recorded' }]);
+    expect(await bountyStatus(bountyId)).toBe('awarded');
+    expect((await award(poster, bountyId, { submission_id: submissionId })).status).toBe(409);
+    expect(await balance(submitter.wallet)).toBe(500_000_000n);
+    expect(awardsOf(await ledgerEntries(), bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature }) })]);
+  });
+
+  it('answers 503, not 500, when an unsigned award holds the bounty and the RPC cannot be reached to check it', async () => {
+    const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
+    await fund(poster.wallet, 1);
+    const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.01);
+    expect((await award(poster, bountyId, { submission_id: submissionId, execute: false })).status).toBe(200);
+    const down = http.createServer((_req, res) => res.writeHead(503).end('no healthy upstream'));
+    await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
+    const reachable = second.services.chain;
+    second.services.chain = new SolanaChain({ rpcUrl: `http://127.0.0.1:${(down.address() as AddressInfo).port}` });
+    try {
+      for (const execute of [true, false]) {
+        const res = await call(second.url, 'POST', `/api/v1/bounties/${bountyId}/award`, { key: poster.key, body: { submission_id: submissionId, execute } });
+        expect(res.status).toBe(503);
+        expect(res.body.error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/still holds it/) });
+      }
+    } finally {
+      await second.services.chain.close();
+      second.services.chain = reachable;
+      await new Promise((resolve) => down.close(resolve));
+    }
+    expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'unsigned' });
   });
 
   it('answers 503 when the Solana RPC cannot be reached, pays nothing, and leaves the bounty awardable', async () => {

@@ -1,4 +1,5 @@
-import { Keypair } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { ComputeBudgetProgram, Keypair, SystemProgram, TransactionMessage, VersionedTransaction, type TransactionInstruction } from '@solana/web3.js';
 import {
   ChainError,
   assertCanPay,
@@ -6,6 +7,7 @@ import {
   buildSolTransfer,
   confirmSignature,
   feeLamports,
+  findTransferByReference,
   isBlockhashExpired,
   keypairFromSecret,
   recentBlockhash,
@@ -142,5 +144,46 @@ describe('libs/chain against the local chain', () => {
     expect(sent.message).toMatch(/Blockhash not found/);
     expect(await signatureStatus(net.connection, signed.signature)).toEqual({ state: 'not_found' });
     expect(await balanceLamports(net.connection, sender.publicKey)).toBe(1_000_000_000n);
+  });
+
+  describe('finding a transfer by its reference key', () => {
+    /** Sends `instructions` from `payer` and waits for them to confirm. */
+    async function send(payer: Keypair, instructions: TransactionInstruction[]): Promise<string> {
+      const recent = await recentBlockhash(net.connection);
+      const tx = new VersionedTransaction(new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: recent.blockhash, instructions }).compileToV0Message());
+      return (await sendAndConfirm(net.connection, signTransaction(tx, [payer], recent))).signature;
+    }
+
+    it('finds the payment however many other transactions name its reference, and only the payment', async () => {
+      const [poster, griefer] = [await net.funded(1), await net.funded(1)];
+      const winner = Keypair.generate().publicKey;
+      const reference = Keypair.generate().publicKey;
+      const sinceSlot = await net.connection.getSlot('confirmed');
+      const expected = { from: poster.publicKey.toBase58(), to: winner.toBase58(), lamports: 7_000_000n, reference: reference.toBase58() };
+      expect(await findTransferByReference(net.connection, expected, sinceSlot, 5)).toBeUndefined();
+
+      // The poster's wallet added a priority fee: the transfer is still the payment.
+      const transfer = SystemProgram.transfer({ fromPubkey: poster.publicKey, toPubkey: winner, lamports: 7_000_000n });
+      transfer.keys.push({ pubkey: reference, isSigner: false, isWritable: false });
+      const paid = await send(poster, [ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1 }), transfer]);
+
+      // Anyone may name the reference: many cheap transactions, and one that pays the winner one lamport short.
+      const noise = SystemProgram.transfer({ fromPubkey: griefer.publicKey, toPubkey: griefer.publicKey, lamports: 1n });
+      noise.keys.push({ pubkey: reference, isSigner: false, isWritable: false });
+      const short = SystemProgram.transfer({ fromPubkey: griefer.publicKey, toPubkey: winner, lamports: 6_999_999n });
+      short.keys.push({ pubkey: reference, isSigner: false, isWritable: false });
+      await send(griefer, [short]);
+      for (let i = 0; i < 12; i++) await send(griefer, [noise, SystemProgram.transfer({ fromPubkey: griefer.publicKey, toPubkey: griefer.publicKey, lamports: BigInt(i + 2) })]);
+
+      // Pages of five: the payment lies three pages deep.
+      const found = await findTransferByReference(net.connection, expected, sinceSlot, 5);
+      expect(found).toMatchObject({ signature: paid, slot: expect.any(Number) });
+      // The wire bytes are the signed transaction as it landed.
+      expect(bs58.encode(VersionedTransaction.deserialize(found!.wire).signatures[0]!)).toBe(paid);
+      expect(await findTransferByReference(net.connection, { ...expected, lamports: 6_000_000n }, sinceSlot, 5)).toBeUndefined();
+      expect(await findTransferByReference(net.connection, { ...expected, from: griefer.publicKey.toBase58() }, sinceSlot, 5)).toBeUndefined();
+      // Nothing that landed before the hand-out counts.
+      expect(await findTransferByReference(net.connection, expected, found!.slot + 1, 5)).toBeUndefined();
+    }, 30_000);
   });
 });

@@ -31,7 +31,7 @@ const migrations: Migration[] = [
       execAll(db, [
         `alter table ${schema}.award_outbox drop constraint award_outbox_state_check`,
         `alter table ${schema}.award_outbox add constraint award_outbox_state_check check (state in ('reserved', 'unsigned', 'sent', 'done', 'rejected'))`,
-        `alter table ${schema}.award_outbox add column reference text`,
+        `alter table ${schema}.award_outbox add column reference text, add column min_slot bigint`,
         `drop index ${schema}.award_outbox_due`,
         `create index award_outbox_due on ${schema}.award_outbox (lease_until) where state in ('reserved', 'unsigned', 'sent')`,
       ]),
@@ -58,6 +58,8 @@ export interface AwardOutboxRow {
   transaction: string | null;
   /** `unsigned`: the read-only key on the transfer that finds it on-chain. */
   reference: string | null;
+  /** `unsigned`: no slot before this one can hold the payment. */
+  minSlot: number | null;
   blockhash: string | null;
   lastValidBlockHeight: number | null;
   leaseUntil: Date;
@@ -108,10 +110,10 @@ export class AwardOutbox {
    * the state of whoever holds it.
    */
   async reserveUnsigned(
-    reservation: AwardReservation & { reference: string; transaction: string; blockhash: string; lastValidBlockHeight: number },
+    reservation: AwardReservation & { reference: string; transaction: string; blockhash: string; lastValidBlockHeight: number; minSlot: number },
   ): Promise<{ ok: true } | { ok: false; holder: AwardOutboxRow }> {
-    const { reference, transaction, blockhash, lastValidBlockHeight } = reservation;
-    return this.take(reservation, { state: 'unsigned', reference, transaction, blockhash, last_valid_block_height: lastValidBlockHeight });
+    const { reference, transaction, blockhash, lastValidBlockHeight, minSlot } = reservation;
+    return this.take(reservation, { state: 'unsigned', reference, transaction, blockhash, last_valid_block_height: lastValidBlockHeight, min_slot: minSlot });
   }
 
   private async take(reservation: AwardReservation, columns: Record<string, unknown>): Promise<{ ok: true } | { ok: false; holder: AwardOutboxRow }> {
@@ -257,6 +259,7 @@ function toRow(row: Record<string, any>): AwardOutboxRow {
     signature: row.signature ?? null,
     transaction: row.transaction ?? null,
     reference: row.reference ?? null,
+    minSlot: row.min_slot === null || row.min_slot === undefined ? null : Number(row.min_slot),
     blockhash: row.blockhash ?? null,
     lastValidBlockHeight: row.last_valid_block_height === null || row.last_valid_block_height === undefined ? null : Number(row.last_valid_block_height),
     leaseUntil: new Date(row.lease_until),

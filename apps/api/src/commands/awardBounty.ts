@@ -8,7 +8,7 @@ import {
   encodeUnsigned,
   explorerUrl,
   feeLamports,
-  findSentByReference,
+  findTransferByReference,
   isBlockhashExpired,
   isRpcUnreachable,
   keypairFromSecret,
@@ -17,6 +17,7 @@ import {
   signTransaction,
   signatureStatus,
   solToLamports,
+  solTransfersOf,
   toChainError,
   type SignedTransaction,
 } from '@svc/chain';
@@ -38,6 +39,11 @@ export const AWARD_LEASE_MS = 120_000;
 export const AWARD_RETRY_MS = 30_000;
 /** How soon a recovery pass looks on-chain for an unsigned payment the poster may have sent by now. */
 export const UNSIGNED_CHECK_MS = 5_000;
+/**
+ * Slots before the one read at hand-out that the search for an unsigned payment still covers: RPC nodes
+ * behind one URL may disagree a little about the current slot, and a missed payment could be paid twice.
+ */
+const SLOT_MARGIN = 150;
 
 export interface AwardInput {
   bountyId: string;
@@ -73,9 +79,9 @@ function heldBy(holder: AwardOutboxRow): ApiError {
   return new ApiError(409, 'bounty_closed', `an award for bounty ${holder.bountyId} is in progress`);
 }
 
-/** Nothing was sent: the RPC could not be reached. */
-function rpcUnavailable(error: unknown): ApiError {
-  return new ApiError(503, 'unavailable', `the Solana RPC could not be reached (${(error as Error).message}); nothing was paid, try again`, {}, { 'Retry-After': '5' });
+/** The RPC could not be reached; `what` says what that means for the award. */
+function rpcUnavailable(error: unknown, what = 'nothing was paid, try again'): ApiError {
+  return new ApiError(503, 'unavailable', `the Solana RPC could not be reached (${(error as Error).message}); ${what}`, {}, { 'Retry-After': '5' });
 }
 
 /** Errors before anything was sent: what the chain said, an unreachable RPC, or our own fault (500). */
@@ -106,7 +112,7 @@ export async function awardBounty(services: Services, agentId: string, input: Aw
   const reservation = { bountyId, attemptId, posterId: agentId, submissionId, leaseMs: AWARD_LEASE_MS };
   let reserved = await services.awardOutbox.reserve(reservation);
   // An unsigned payment handed out earlier holds the bounty: it may have landed, or expired, by now.
-  if (!reserved.ok && reserved.holder.state === 'unsigned' && (await settleUnsigned(services, reserved.holder)) === 'released') {
+  if (!reserved.ok && reserved.holder.state === 'unsigned' && (await settleForCaller(services, reserved.holder)) === 'released') {
     reserved = await services.awardOutbox.reserve(reservation);
   }
   if (!reserved.ok) throw heldBy((await services.awardOutbox.get(bountyId)) ?? reserved.holder);
@@ -188,7 +194,7 @@ async function awardUnsigned(services: Services, agentId: string, input: AwardIn
   });
   const outstanding = async (holder: AwardOutboxRow) => {
     if (holder.state !== 'unsigned') throw heldBy(holder);
-    const outcome = await settleUnsigned(services, holder);
+    const outcome = await settleForCaller(services, holder);
     if (outcome === 'recorded') throw heldBy((await services.awardOutbox.get(bountyId)) ?? holder);
     if (outcome === 'pending' && holder.submissionId === submissionId) return handedOut(holder);
     if (outcome === 'pending') throw heldBy(holder);
@@ -204,6 +210,8 @@ async function awardUnsigned(services: Services, agentId: string, input: AwardIn
   const reference = Keypair.generate().publicKey.toBase58();
   let row: AwardOutboxRow;
   try {
+    // Read before the blockhash: the payment can only land after both.
+    const minSlot = Math.max(0, (await connection.getSlot('confirmed')) - SLOT_MARGIN);
     const recent = await recentBlockhash(connection);
     const unsigned = buildSolTransfer({ from: plan.poster.wallet, to: plan.winner.wallet, lamports, reference }, recent);
     await assertCanPay(connection, plan.poster.wallet, { lamports, fee: await feeLamports(connection, unsigned) });
@@ -216,6 +224,7 @@ async function awardUnsigned(services: Services, agentId: string, input: AwardIn
       signature: null,
       transaction: encodeUnsigned(unsigned),
       reference,
+      minSlot,
       blockhash: recent.blockhash,
       lastValidBlockHeight: recent.lastValidBlockHeight,
       leaseUntil: new Date(),
@@ -230,6 +239,7 @@ async function awardUnsigned(services: Services, agentId: string, input: AwardIn
     reference,
     blockhash: row.blockhash!,
     lastValidBlockHeight: row.lastValidBlockHeight!,
+    minSlot: row.minSlot!,
     leaseMs: UNSIGNED_CHECK_MS,
   });
   if (!reserved.ok) {
@@ -247,10 +257,11 @@ async function awardUnsigned(services: Services, agentId: string, input: AwardIn
  */
 async function settleUnsigned(services: Services, row: AwardOutboxRow): Promise<'recorded' | 'released' | 'pending'> {
   const { connection } = services.chain;
-  const expected = VersionedTransaction.deserialize(Buffer.from(row.transaction!, 'base64'));
+  const [transfer] = solTransfersOf(VersionedTransaction.deserialize(Buffer.from(row.transaction!, 'base64')).message);
+  if (!transfer) throw new Error(`award outbox row of ${row.bountyId} holds no transfer`);
   // Expiry first: a lookup after it is final, since nothing built on that blockhash can land later.
   const expired = await isBlockhashExpired(connection, row.lastValidBlockHeight!);
-  const sent = await findSentByReference(connection, row.reference!, expected);
+  const sent = await findTransferByReference(connection, { ...transfer, reference: row.reference! }, row.minSlot ?? 0);
   if (sent) {
     const marked = await services.awardOutbox.markUnsignedSent(row.bountyId, row.attemptId, {
       signature: sent.signature,
@@ -267,6 +278,18 @@ async function settleUnsigned(services: Services, row: AwardOutboxRow): Promise<
     return 'released';
   }
   return 'pending';
+}
+
+/** settleUnsigned for a request: an RPC it cannot reach is a 503 (the bounty stays held), not a 500. */
+async function settleForCaller(services: Services, row: AwardOutboxRow): Promise<'recorded' | 'released' | 'pending'> {
+  try {
+    return await settleUnsigned(services, row);
+  } catch (error) {
+    if (!(error instanceof ApiError) && isRpcUnreachable(error)) {
+      throw rpcUnavailable(error, `the unsigned award of bounty ${row.bountyId} handed out earlier still holds it until it can be checked; try again`);
+    }
+    throw error;
+  }
 }
 
 /** Frees the bounty after a payment that did not happen; if even that fails, the recovery pass frees it when the lease ends. */
