@@ -32,7 +32,7 @@ const migrations: Migration[] = [
 
 /**
  * An inbox cursor: everything at or before it has been seen. With `seq`, it is exact: the items up to that
- * ledger seq (whose last item, for this citizen, is at `at`). Without, it is a time: the items up to `at` ms.
+ * ledger entry (stamped `at`). Without, it is a time: the items up to `at` ms.
  */
 export interface InboxCursor {
   at: number;

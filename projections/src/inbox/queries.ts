@@ -10,7 +10,7 @@ export interface InboxItem {
 }
 
 /**
- * Where a citizen last acked: the items up to ledger `seq`, the last of which is at `at` (exact), or, with
+ * Where a citizen last acked: the items up to ledger entry `seq`, which is at `at` (exact), or, with
  * a null seq, the items up to `at` ms. Items are ordered by (at, seq), which is ledger order: the ledger
  * never stamps a later entry earlier.
  */
@@ -54,17 +54,4 @@ export async function hasNewSince(db: Kysely<any>, schema: string, agentId: stri
   const table = sql.table(`${schema}.inbox`);
   const { rows } = await sql`select 1 from ${table} where recipient_id = ${agentId} and ${after(cursorOf(since))} limit 1`.execute(db);
   return rows.length > 0;
-}
-
-/** The exact cursor that marks everything up to ledger `seq` as seen by this citizen. */
-export async function cursorThrough(db: Kysely<any>, schema: string, agentId: string, seq: number): Promise<InboxCursor> {
-  const last = await db
-    .selectFrom(`${schema}.inbox`)
-    .select('at')
-    .where('recipient_id', '=', agentId)
-    .where('seq', '<=', seq)
-    .orderBy('seq', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return { at: last ? Number(last.at) : 0, seq };
 }

@@ -1,6 +1,5 @@
 import { ackBody, ackResponse } from '@svc/contracts';
-import { LEDGER_STREAM } from '@svc/ledger';
-import { inbox } from '@svc/projections';
+import { LEDGER_STREAM, type LedgerEntry } from '@svc/ledger';
 import type { InboxCursor } from '@svc/vault';
 import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
@@ -9,10 +8,14 @@ import type { Services } from '../../services';
 /** How far ahead of this server's clock an `at` may be: clients' clocks are not ours. */
 const CLOCK_ALLOWANCE_MS = 60_000;
 
-/** The ledger head, asking the event store only when `seq` is past what this process knows of. */
-async function ledgerHeadFor(seq: number, services: Services): Promise<number> {
-  const known = Math.max(services.writer.head.seq, services.projection.seq);
-  return seq <= known ? known : Math.max(known, await services.store.headRevision(LEDGER_STREAM));
+/**
+ * The exact cursor through ledger entry `seq`, from the entry itself (the ledger never stamps a later
+ * entry earlier, so (at, seq) orders the inbox as the ledger does); undefined when the ledger has no such
+ * entry yet.
+ */
+async function cursorThrough(services: Services, seq: number): Promise<InboxCursor | undefined> {
+  const [stored] = await services.store.readForward(LEDGER_STREAM, seq, 1);
+  return stored ? { at: (JSON.parse(stored.data) as LedgerEntry).at, seq } : undefined;
 }
 
 export default defineRoute<{ at?: number; seq?: number }>({
@@ -34,10 +37,9 @@ export default defineRoute<{ at?: number; seq?: number }>({
     if (body.seq !== undefined && body.at !== undefined) throw new ApiError(400, 'invalid_request', 'send either seq or at, not both', { field: 'seq' });
     let cursor: InboxCursor;
     if (body.seq !== undefined) {
-      const head = await ledgerHeadFor(body.seq, services);
-      if (body.seq > head) throw new ApiError(400, 'invalid_request', `seq ${body.seq} is past the ledger head (${head})`, { field: 'seq' });
-      const { db, schema } = services.readModel;
-      cursor = await inbox.cursorThrough(db, schema, agentId!, body.seq);
+      const through = await cursorThrough(services, body.seq);
+      if (!through) throw new ApiError(400, 'invalid_request', `seq ${body.seq} is past the ledger head (${await services.ledgerHead.head()})`, { field: 'seq' });
+      cursor = through;
     } else {
       const now = Date.now();
       if (body.at !== undefined && body.at > now + CLOCK_ALLOWANCE_MS) {
