@@ -72,7 +72,7 @@ export async function startServer(
     socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
   await services.pulse.start();
-  const wsHub = new WsHub(services.bus, readModelSource(db, config.readModelSchema, services.store));
+  const wsHub = new WsHub(services.bus, readModelSource(db, config.readModelSchema, services.ledgerHead));
   await wsHub.start(server);
   services.metrics.watchLive(() => wsHub.size, () => services.pulse.held);
   server.keepAliveTimeout = 65_000;

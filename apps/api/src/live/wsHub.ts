@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData } from 'ws';
 import { PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
 import { PUSHED_KINDS, kindOf } from '@svc/domain';
-import { LEDGER_STREAM, type EventStore, type LedgerEntry } from '@svc/ledger';
+import type { HeadReader, LedgerEntry } from '@svc/ledger';
 import { entries } from '@svc/projections';
 import type { Kysely } from 'kysely';
 
@@ -46,10 +46,10 @@ export interface ReplaySource {
 }
 
 /** Replays from the `entries` read model; the head comes from the event store itself. */
-export function readModelSource(db: Kysely<any>, schema: string, store: EventStore): ReplaySource {
+export function readModelSource(db: Kysely<any>, schema: string, ledgerHead: HeadReader): ReplaySource {
   return {
     entriesAfter: (seq, limit) => entries.entriesSince(db, schema, { afterSeq: seq, limit }),
-    head: () => store.headRevision(LEDGER_STREAM),
+    head: () => ledgerHead.head(),
   };
 }
 

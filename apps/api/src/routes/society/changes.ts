@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { changesQuery, changesResponse } from '@svc/contracts';
 import { entries, readCheckpoint } from '@svc/projections';
 import { defineRoute, type RouteResult } from '../../http/route';
+import { etagMatches } from '../../live/board';
 
 interface ChangesQuery {
   since?: number;
@@ -27,7 +28,7 @@ export default defineRoute<unknown, ChangesQuery>({
     // Everything served is at or below this head, so the ETag names exactly what the body holds.
     const head = await readCheckpoint(db, schema);
     const tag = `W/"${head}-${createHash('sha1').update(JSON.stringify([query.since, query.after, query.limit])).digest('hex').slice(0, 12)}"`;
-    if (req.get('if-none-match')?.split(/\s*,\s*/).includes(tag)) return { notModified: true, headers: { ETag: tag } };
+    if (etagMatches(req.get('if-none-match'), tag)) return { notModified: true, headers: { ETag: tag } };
     const page = await entries.entriesSince(db, schema, { afterSeq: query.after, since: query.since, upTo: head, limit: query.limit });
     // A short page holds everything up to the head that matched, so the next read starts after the head:
     // a `since` that matched nothing must not send the client back to seq 0.
