@@ -30,6 +30,8 @@ export default defineRoute<ReplayBody>({
   body: replayDoorbellBody,
   response: replayDoorbellResponse,
   errors: ['not_found', 'rate_limited'],
+  // It reads the entries read model: a replay right after a write must include it.
+  consistentRead: true,
   async handle({ body, agentId }, { doorbells, bus }) {
     let outcome: ReplayOutcome;
     if (body.delivery_id !== undefined) {
