@@ -157,6 +157,14 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     const record = await call(base, 'GET', `/api/v1/record/${poster.handle}`);
     expect(record.body.actions).toEqual([expect.objectContaining({ action: 'award_payment', signature: res.body.signature })]);
     expect(record.body.events.map((e: LedgerEntry) => e.type)).toEqual(['CitizenRegistered', 'BountyPosted', 'ActionRecorded', 'BountyAwarded']);
+    // Page by page, the action comes with the page holding its event, and only there.
+    const perPage: string[][] = [];
+    for (let after: number | null = -1; after !== null; ) {
+      const page: any = await call(base, 'GET', `/api/v1/record/${poster.handle}?limit=1${after >= 0 ? `&after=${after}` : ''}`);
+      perPage.push(page.body.actions.map((a: any) => a.action));
+      after = page.body.next_after;
+    }
+    expect(perPage).toEqual([[], [], ['award_payment'], []]);
 
     const again = await award(poster, bountyId, { submission_id: submissionId });
     expect(again.status).toBe(409);

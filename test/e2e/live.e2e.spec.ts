@@ -291,6 +291,8 @@ describe('/ws and /pulse over real clients', () => {
     expect(past).toMatch(/^HTTP\/1\.1 400/);
     expect(JSON.parse(past.slice(past.indexOf('\r\n\r\n') + 4))).toMatchObject({ ok: false, error: { code: 'invalid_request', field: 'since' } });
     expect(await rawUpgrade(server.port, `/ws?since=${head}`)).toMatch(/^HTTP\/1\.1 101/);
+    const twice = await rawUpgrade(server.port, `/ws?since=0&since=${head}`);
+    expect(JSON.parse(twice.slice(twice.indexOf('\r\n\r\n') + 4))).toMatchObject({ ok: false, error: { code: 'invalid_request', field: 'since' } });
   });
 
   it('during a replay, drops a client that stops reading once its backlog passes the bound, and replays fully to one that reads', async () => {

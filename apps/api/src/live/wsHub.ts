@@ -139,6 +139,7 @@ export class WsHub {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname !== '/ws') return refuse(socket, 404, 'not_found', `no WebSocket at ${url.pathname}; connect to /ws`);
     let since: number | undefined;
+    if (url.searchParams.getAll('since').length > 1) return refuse(socket, 400, 'invalid_request', 'since must be given once, as a plain value', { field: 'since' });
     const raw = url.searchParams.get('since');
     if (raw !== null) {
       since = Number(raw);
