@@ -81,10 +81,12 @@ export class SubscriptionServer {
       case 'signatureSubscribe': {
         if (typeof params[0] !== 'string') throw RpcError.invalidParams('Invalid param: Invalid');
         const signature = params[0];
-        const id = this.add(owned, { kind: 'signature', socket, signature });
+        const landed = this.chain.record(signature);
+        // One for a signature that already landed fires right after this answer and ends: it never counts
+        // against the socket's cap, however many arrive in one read before the first has fired.
+        const id = this.add(landed ? new Set<number>() : owned, { kind: 'signature', socket, signature });
         index(this.bySignature, signature, id);
         const options = (params[1] && typeof params[1] === 'object' ? params[1] : {}) as { enableReceivedNotification?: boolean };
-        const landed = this.chain.record(signature);
         setImmediate(() => {
           if (options.enableReceivedNotification && this.subscriptions.has(id)) {
             this.notify(socket, 'signatureNotification', id, { context: { slot: this.chain.slot }, value: 'receivedSignature' });
