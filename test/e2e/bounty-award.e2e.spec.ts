@@ -401,6 +401,25 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     expect(await transfersOutOf(poster.wallet)).toEqual([paid.body.signature]);
   });
 
+  /** Awards (execute true, then false) through the second process while its RPC, behind a load balancer, answers 503 to everything. */
+  async function awardsWithTheRpcDown(poster: Citizen, bountyId: string, submissionId: string) {
+    const down = http.createServer((_req, res) => res.writeHead(503).end('no healthy upstream'));
+    await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
+    const reachable = second.services.chain;
+    second.services.chain = new SolanaChain({ rpcUrl: `http://127.0.0.1:${(down.address() as AddressInfo).port}` });
+    try {
+      const replies = [];
+      for (const execute of [true, false]) {
+        replies.push(await call(second.url, 'POST', `/api/v1/bounties/${bountyId}/award`, { key: poster.key, body: { submission_id: submissionId, execute } }));
+      }
+      return replies;
+    } finally {
+      await second.services.chain.close();
+      second.services.chain = reachable;
+      await new Promise((resolve) => down.close(resolve));
+    }
+  }
+
   it('finds a sent unsigned award however many transactions name its reference, so it is never freed and paid twice', async () => {
     const [poster, submitter, griefer] = [await citizen('poster'), await citizen('solver'), await citizen('griefer')];
     await fund(poster.wallet, 1);
@@ -431,20 +450,9 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     await fund(poster.wallet, 1);
     const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.01);
     expect((await award(poster, bountyId, { submission_id: submissionId, execute: false })).status).toBe(200);
-    const down = http.createServer((_req, res) => res.writeHead(503).end('no healthy upstream'));
-    await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
-    const reachable = second.services.chain;
-    second.services.chain = new SolanaChain({ rpcUrl: `http://127.0.0.1:${(down.address() as AddressInfo).port}` });
-    try {
-      for (const execute of [true, false]) {
-        const res = await call(second.url, 'POST', `/api/v1/bounties/${bountyId}/award`, { key: poster.key, body: { submission_id: submissionId, execute } });
-        expect(res.status).toBe(503);
-        expect(res.body.error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/still holds it/) });
-      }
-    } finally {
-      await second.services.chain.close();
-      second.services.chain = reachable;
-      await new Promise((resolve) => down.close(resolve));
+    for (const res of await awardsWithTheRpcDown(poster, bountyId, submissionId)) {
+      expect(res.status).toBe(503);
+      expect(res.body.error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/still holds it/) });
     }
     expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'unsigned' });
   });
@@ -453,22 +461,10 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
     await fund(poster.wallet, 1);
     const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.01);
-    // The RPC behind its load balancer is down: every call answers 503.
-    const down = http.createServer((_req, res) => res.writeHead(503).end('no healthy upstream'));
-    await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
-    const reachable = second.services.chain;
-    second.services.chain = new SolanaChain({ rpcUrl: `http://127.0.0.1:${(down.address() as AddressInfo).port}` });
-    try {
-      for (const execute of [true, false]) {
-        const res = await call(second.url, 'POST', `/api/v1/bounties/${bountyId}/award`, { key: poster.key, body: { submission_id: submissionId, execute } });
-        expect(res.status).toBe(503);
-        expect(res.body.error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/could not be reached.*nothing was paid/) });
-        expect(res.headers.get('retry-after')).toBe('5');
-      }
-    } finally {
-      await second.services.chain.close();
-      second.services.chain = reachable;
-      await new Promise((resolve) => down.close(resolve));
+    for (const res of await awardsWithTheRpcDown(poster, bountyId, submissionId)) {
+      expect(res.status).toBe(503);
+      expect(res.body.error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/could not be reached.*nothing was paid/) });
+      expect(res.headers.get('retry-after')).toBe('5');
     }
     expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
     expect((await award(poster, bountyId, { submission_id: submissionId })).status).toBe(200);
