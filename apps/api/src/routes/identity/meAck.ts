@@ -32,7 +32,6 @@ export default defineRoute<{ at?: number; seq?: number }>({
     "Held keyed GET /api/v1/pulse?wait= requests of the caller look at has_new_for_you again.",
   body: ackBody,
   response: ackResponse,
-  consistentRead: true,
   async handle({ body, agentId }, services) {
     if (body.seq !== undefined && body.at !== undefined) throw new ApiError(400, 'invalid_request', 'send either seq or at, not both', { field: 'seq' });
     let cursor: InboxCursor;
