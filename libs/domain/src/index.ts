@@ -8,3 +8,4 @@ export * from './actions/action';
 export * from './caps/dailyCaps';
 export * from './ledgerModel';
 export * from './kinds';
+export * from './rejected';
