@@ -5,8 +5,9 @@ import pinoHttp from 'pino-http';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import Redis from 'ioredis';
 import { bodyValidator, queryValidator, type Validator } from '@svc/contracts';
+import { Rejected } from '@svc/domain';
 import type { Services } from '../services';
-import { ApiError, unauthorized } from './errors';
+import { ApiError, fromRejected, unauthorized } from './errors';
 import { presentedKey } from './credentials';
 import { expressPath, type RouteSpec } from './route';
 
@@ -248,6 +249,7 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return;
     if (error instanceof ApiError) return sendError(res, error);
+    if (error instanceof Rejected) return sendError(res, fromRejected(error));
     const type = (error as { type?: string }).type;
     if (type === 'entity.parse.failed') return sendError(res, new ApiError(400, 'invalid_json', 'the body is not valid JSON'));
     if (type === 'entity.too.large') return sendError(res, new ApiError(413, 'payload_too_large', `the body is larger than ${config.bodyLimit}`));

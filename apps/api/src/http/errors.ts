@@ -1,3 +1,4 @@
+import type { Rejected } from '@svc/domain';
 import type { Rejection } from '@svc/ledger';
 
 /** An error that goes back to the caller in the envelope. */
@@ -32,6 +33,7 @@ const STATUS: Record<string, number> = {
   handle_taken: 409,
   wallet_taken: 409,
   bounty_closed: 409,
+  idempotency_conflict: 409,
   upgrade_required: 426,
   daily_cap: 429,
   rate_limited: 429,
@@ -44,6 +46,12 @@ export function statusOf(code: string): number {
 
 export function fromRejection(rejection: Rejection): ApiError {
   return new ApiError(STATUS[rejection.code] ?? 400, rejection.code, rejection.message, rejection.details);
+}
+
+/** A command's refusal as HTTP: its status by code, and Retry-After when it may pass later. */
+export function fromRejected(rejected: Rejected): ApiError {
+  const headers: Record<string, string> = rejected.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(rejected.retryAfterSeconds) };
+  return new ApiError(statusOf(rejected.code), rejected.code, rejected.message, rejected.details, headers);
 }
 
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
