@@ -5,6 +5,7 @@ export * from './posts/decide';
 export * from './bounties/bounty';
 export * from './bounties/decide';
 export * from './actions/action';
+export * from './actions/decide';
 export * from './caps/dailyCaps';
 export * from './ledgerModel';
 export * from './kinds';

@@ -1,4 +1,5 @@
 import { Journal, type LedgerEntry, type LedgerModel } from '@svc/ledger';
+import { decideAction, type ActionCommand } from './actions/decide';
 import { evolveActions, initialActions, restoreActions, snapshotActions, type ActionEvent, type ActionsState } from './actions/action';
 import { evolveBounties, initialBounties, restoreBounties, snapshotBounties, type BountiesState, type BountyEvent } from './bounties/bounty';
 import { decideBounty, type BountyCommand } from './bounties/decide';
@@ -11,7 +12,7 @@ import { evolvePosts, initialPosts, restorePosts, snapshotPosts, type PostEvent,
 /** Every event type on the public ledger. */
 export type LedgerEvent = CitizenEvent | PostEvent | BountyEvent | ActionEvent;
 export type LedgerEventType = LedgerEvent['type'];
-export type LedgerCommand = CitizenCommand | PostCommand | BountyCommand;
+export type LedgerCommand = CitizenCommand | PostCommand | BountyCommand | ActionCommand;
 
 /** The state every decision is taken against: consistent with the ledger head, never a read model. */
 export interface LedgerState {
@@ -85,6 +86,8 @@ export const ledgerModel: LedgerModel<LedgerState, LedgerCommand> = {
       case 'SubmitWork':
       case 'AwardBounty':
         return decideBounty(command, state.bounties, state.citizens, state.actions, state.caps, now);
+      case 'RecordAction':
+        return decideAction(command, state.actions, state.citizens);
       default: {
         const never: never = command;
         return never;

@@ -1,6 +1,9 @@
 import { Journal, JournaledMap, type LedgerEntry } from '@svc/ledger';
 
-export type ActionName = 'deploy' | 'buy' | 'sell' | 'burn' | 'swap' | 'transfer' | 'fee_claim' | 'award_payment' | 'fee_share';
+export type ActionName = 'deploy' | 'buy' | 'sell' | 'burn' | 'swap' | 'transfer' | 'fee_claim' | 'award_payment' | 'fee_share' | 'submit';
+
+/** Every action name, for validating what a stored outbox row or a client names. */
+export const ACTION_NAMES: readonly ActionName[] = ['deploy', 'buy', 'sell', 'burn', 'swap', 'transfer', 'fee_claim', 'award_payment', 'fee_share', 'submit'];
 
 /** An on-chain action the service sent (or recorded) for a citizen, with its signature. */
 export interface ActionRecordedData {

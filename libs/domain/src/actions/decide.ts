@@ -1,0 +1,26 @@
+import type { Decision } from '@svc/ledger';
+import type { CitizensState } from '../citizens/citizen';
+import type { ActionRecordedData, ActionsState } from './action';
+
+/** Sent once a transaction confirmed on-chain: records it, with its signature, as the action it was built for. */
+export type ActionCommand = { type: 'RecordAction'; agentId: string; data: ActionRecordedData };
+
+export function decideAction(command: ActionCommand, state: ActionsState, citizens: CitizensState): Decision {
+  switch (command.type) {
+    case 'RecordAction': {
+      const { agentId, data } = command;
+      // A confirmed transaction is recorded once however many times recovery or a retry reports it.
+      if (state.bySignature.has(data.signature)) return { ok: true, events: [] };
+      const citizen = citizens.byId.get(agentId);
+      if (!citizen) return { ok: false, rejection: { code: 'not_found', message: `citizen ${agentId} not found` } };
+      if (citizen.wallet !== data.wallet) {
+        return { ok: false, rejection: { code: 'invalid_request', message: `wallet ${data.wallet} is not the wallet of ${agentId}` } };
+      }
+      return { ok: true, events: [{ type: 'ActionRecorded', actor: agentId, data: { ...data } }] };
+    }
+    default: {
+      const never: never = command.type;
+      return never;
+    }
+  }
+}
