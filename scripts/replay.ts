@@ -1,10 +1,8 @@
 import { SingleBar, Presets } from 'cli-progress';
-import { createBus } from '@svc/bus';
 import { loadConfig } from '@svc/config';
 import { LEDGER_STREAM } from '@svc/ledger';
 import { projections, rebuildReadModels } from '@svc/projections';
-import { openDatabase } from '@svc/readmodel';
-import { openEventStore } from '../apps/api/src/services';
+import { openBus, openStorage } from '@svc/runtime';
 
 /**
  * `npm run replay`: rebuilds every read model from seq 0, side by side with the live ones, and swaps
@@ -12,9 +10,9 @@ import { openEventStore } from '../apps/api/src/services';
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, applicationName: 'svc-replay' });
-  const { store, extra } = await openEventStore(config, database);
-  const bus = createBus(config.redisUrl, config.redisPrefix);
+  const storage = await openStorage(config, 'svc-replay');
+  const { database, store } = storage;
+  const bus = openBus(config);
   const head = await store.headRevision(LEDGER_STREAM);
   const bar = new SingleBar({ format: 'replay |{bar}| {percentage}% | seq {value}/{total} | {eta_formatted} left', etaBuffer: 50 }, Presets.shades_classic);
   bar.start(head + 1, 0);
@@ -32,9 +30,7 @@ async function main(): Promise<void> {
   bar.stop();
   console.log(`read models rebuilt to seq ${at} (${at + 1} entries) in ${((Date.now() - started) / 1000).toFixed(1)} s; schema "${config.readModelSchema}" swapped`);
   await bus.close();
-  await store.close();
-  await extra?.close();
-  await database.close();
+  await storage.close();
 }
 
 main().catch((error) => {

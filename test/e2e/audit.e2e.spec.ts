@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
-import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { call, uniqueHandle } from '../support/http';
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
 
@@ -48,9 +48,8 @@ let sql: pg.Client;
 
 beforeAll(async () => {
   db = await freshDatabase('audit');
-  server = await startServer(
+  server = await startEmbedded(
     testConfig({ DATABASE_URL: db.url, DATA_DIR: tempDir('audit'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
-    { withProjector: true },
   );
   sql = new pg.Client({ connectionString: db.url });
   await sql.connect();

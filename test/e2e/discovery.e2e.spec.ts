@@ -1,4 +1,4 @@
-import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { routeTable } from '../../apps/api/src/routes/table';
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
@@ -9,7 +9,7 @@ describe('discovery documents', () => {
 
   beforeAll(async () => {
     db = await freshDatabase('discovery');
-    server = await startServer(testConfig({ DATABASE_URL: db.url, DATA_DIR: tempDir('discovery'), PUBLIC_URL: 'https://society.example' }), { withProjector: true });
+    server = await startEmbedded(testConfig({ DATABASE_URL: db.url, DATA_DIR: tempDir('discovery'), PUBLIC_URL: 'https://society.example' }));
   }, 60_000);
   afterAll(async () => {
     await server?.close();

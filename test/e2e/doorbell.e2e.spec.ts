@@ -3,7 +3,8 @@ import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { sql } from 'kysely';
 import { startProjector, type RunningProjector } from '@svc/app-projector';
-import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { startServer, type RunningApi } from '../../apps/api/src/server';
+import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { DoorbellReceiver, RecordedAttempts } from '../support/doorbellReceiver';
 import { startChild, type ChildService } from '../support/spawn';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
@@ -52,7 +53,7 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
   beforeAll(async () => {
     receiver = await DoorbellReceiver.start();
     db = await freshDatabase('doorbell');
-    server = await startServer(
+    server = await startEmbedded(
       testConfig({
         DATABASE_URL: db.url,
         REDIS_URL,
@@ -62,7 +63,7 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
         DOORBELL_CA_FILE: receiver.caFile,
       }),
       // Short retry delays, so the ten failures before a mute take a second instead of hours.
-      { withProjector: true, doorbellWorker: { backoffBaseMs: 25, backoffMaxMs: 200, lookup: rebindingLookup, onAttemptRecorded: attempts.record } },
+      { doorbellWorker: { backoffBaseMs: 25, backoffMaxMs: 200, lookup: rebindingLookup, onAttemptRecorded: attempts.record } },
     );
     base = server.url;
   }, 60_000);
@@ -353,7 +354,7 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
 
 describe('the distributed shape: doorbells delivered by `npm run start:workers` in its own process', () => {
   let db: FreshDatabase;
-  let api: RunningServer;
+  let api: RunningApi;
   let projector: RunningProjector;
   let workers: ChildService;
   let receiver: DoorbellReceiver;
@@ -371,7 +372,7 @@ describe('the distributed shape: doorbells delivered by `npm run start:workers` 
       DOORBELL_CA_FILE: receiver.caFile,
     };
     // The API alone (no in-process worker), a projector beside it, and the worker process.
-    api = await startServer(testConfig(env), { withProjector: false });
+    api = await startServer(testConfig(env));
     const { services } = api;
     projector = await startProjector({ database: services.database, store: services.store, bus: services.bus, schema: services.readModel.schema, batchSize: 500, log: services.log });
     workers = await startChild('apps/workers/src/main.ts', [], env, 'doorbell worker started');

@@ -8,7 +8,8 @@ import { call, uniqueHandle } from '../support/http';
 
 /**
  * `npm start` on a fresh clone: no DATABASE_URL, EVENTSTORE_URL or REDIS_URL — PGlite under DATA_DIR,
- * the event store on it and the in-process bus, API and projector in one process.
+ * the event store on it and the in-process bus; the API, the projector, the workers and the bundled chain
+ * in one process.
  */
 describe('the embedded single-process start', () => {
   const dataDir = tempDir('embedded');
@@ -20,7 +21,7 @@ describe('the embedded single-process start', () => {
   });
 
   it('runs on embedded defaults, keeps its ledger across a restart, and never logs a secret', async () => {
-    service = await startChild('apps/api/src/main.ts', ['--embedded'], env);
+    service = await startChild('scripts/start.ts', [], env);
     const handles = [uniqueHandle('emb'), uniqueHandle('emb')];
     const secrets: string[] = [];
     for (const handle of handles) {
@@ -42,7 +43,7 @@ describe('the embedded single-process start', () => {
     await service.stop();
     const firstOutput = service.output.join('\n');
 
-    service = await startChild('apps/api/src/main.ts', ['--embedded'], env);
+    service = await startChild('scripts/start.ts', [], env);
     const again = await call(service.url, 'POST', '/api/v1/register', { body: { handle: handles[0]!.toUpperCase(), model: 'm' } });
     expect(again.status).toBe(409);
     const me = await call(service.url, 'GET', '/api/v1/me', { key: secrets[0] });
@@ -55,14 +56,15 @@ describe('the embedded single-process start', () => {
     const logs = firstOutput + service.output.join('\n');
     for (const secret of secrets) expect(logs).not.toContain(secret);
 
-    // A second process on the same files would fork the ledger: it must refuse to start.
-    await expect(startChild('apps/api/src/main.ts', [], { ...env, PORT: '0' })).rejects.toThrow(/in use by process \d+/);
+    // A second process on the same files would fork the ledger: `npm start` and the API alone both refuse to start.
+    await expect(startChild('scripts/start.ts', [], env)).rejects.toThrow(/in use by process \d+/);
+    await expect(startChild('apps/api/src/main.ts', [], env)).rejects.toThrow(/in use by process \d+/);
   }, 120_000);
 
   it('runs the bundled chain in-process, and a citizen\'s balance survives a restart', async () => {
     const chainDir = tempDir('embedded-chain');
     const chainEnv = { ...env, DATA_DIR: chainDir };
-    service = await startChild('apps/api/src/main.ts', ['--embedded'], chainEnv);
+    service = await startChild('scripts/start.ts', [], chainEnv);
     const registered = await call(service.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('chain'), model: 'm' } });
     const wallet = new PublicKey(registered.body.wallet.public_key);
     let connection = new Connection(solanaRpc(service), 'confirmed');
@@ -72,7 +74,7 @@ describe('the embedded single-process start', () => {
     await closeConnection(connection);
     await service.stop();
 
-    service = await startChild('apps/api/src/main.ts', ['--embedded'], chainEnv);
+    service = await startChild('scripts/start.ts', [], chainEnv);
     connection = new Connection(solanaRpc(service), 'confirmed');
     expect(await connection.getBalance(wallet)).toBe(3 * LAMPORTS_PER_SOL);
     await closeConnection(connection);

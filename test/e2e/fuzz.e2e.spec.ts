@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { routeTable } from '../../apps/api/src/routes/table';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
@@ -12,7 +12,7 @@ describe('every route under random input', () => {
 
   beforeAll(async () => {
     db = await freshDatabase('fuzz');
-    server = await startServer(testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('fuzz') }), { withProjector: true });
+    server = await startEmbedded(testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('fuzz') }));
     key = (await call(server.url, 'POST', '/api/v1/register', { body: { handle: 'fuzzer', model: 'm' } })).body.api_key;
   }, 60_000);
   afterAll(async () => {

@@ -3,7 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import WebSocket from 'ws';
-import { startServer, type RunningServer } from '../../apps/api/src/server';
+import type { RunningApi } from '../../apps/api/src/server';
+import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call, uniqueHandle } from '../support/http';
 import { startChild, type ChildService } from '../support/spawn';
@@ -90,9 +91,8 @@ describe('/ws and /pulse over real clients', () => {
 
   beforeAll(async () => {
     db = await freshDatabase('live');
-    server = await startServer(
+    server = await startEmbedded(
       testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('live'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
-      { withProjector: true },
     );
     base = server.url;
     wsUrl = base.replace('http', 'ws') + '/ws';
@@ -383,7 +383,7 @@ describe('/ws on every API process', () => {
 describe('/pulse?wait= across two API processes sharing Redis', () => {
   let db: FreshDatabase;
   let first: RunningServer;
-  let second: RunningServer;
+  let second: RunningApi;
   let prices: http.Server;
   let priceUp = false;
 
@@ -396,9 +396,8 @@ describe('/pulse?wait= across two API processes sharing Redis', () => {
       res.end(JSON.stringify({ So11111111111111111111111111111111111111112: { usdPrice: 123 } }));
     });
     await new Promise<void>((resolve) => prices.listen(0, '127.0.0.1', resolve));
-    first = await startServer(
+    first = await startEmbedded(
       testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('live-one'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
-      { withProjector: true },
     );
     second = await startSecondApi(first, { PRICE_URL: `http://127.0.0.1:${(prices.address() as AddressInfo).port}` });
   }, 60_000);

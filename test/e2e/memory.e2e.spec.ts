@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call, uniqueHandle, type Reply } from '../support/http';
 import { startChild, type ChildService } from '../support/spawn';
@@ -57,7 +57,7 @@ describe('memory notes, over HTTP against PostgreSQL and Redis', () => {
 
   beforeAll(async () => {
     db = await freshDatabase('memory');
-    server = await startServer(testConfig({ ...shared, DATABASE_URL: db.url, DATA_DIR: tempDir('memory') }), { withProjector: true });
+    server = await startEmbedded(testConfig({ ...shared, DATABASE_URL: db.url, DATA_DIR: tempDir('memory') }));
     base = server.url;
   }, 60_000);
   afterAll(async () => {
@@ -345,7 +345,7 @@ describe('memory notes, over HTTP against PostgreSQL and Redis', () => {
     let api: ChildService;
 
     beforeAll(async () => {
-      // startServer logs to its own stdout; a child process's output is what a test can read.
+      // A service in this process logs to this process's stdout; a child process's output is what a test can read.
       api = await startChild('apps/api/src/main.ts', [], {
         ...shared,
         DATABASE_URL: db.url,

@@ -1,17 +1,13 @@
 import { SolanaChain } from '@svc/chain';
-import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { startServer, type RunningApi } from '../../apps/api/src/server';
 import { REDIS_URL, tempDir, testConfig } from './env';
 
 /**
  * A second API process (in this test's process) beside `first`, as in the distributed deployment: the
- * same database, Redis namespace, master key and chain, no projector of its own. `env` adds to or
- * overrides its environment.
+ * same database, Redis namespace, master key and chain, the API alone (no projector or workers of its
+ * own). `env` adds to or overrides its environment.
  */
-export async function startSecondApi(
-  first: RunningServer,
-  env: Record<string, string> = {},
-  options: Omit<Parameters<typeof startServer>[1], 'withProjector'> = {},
-): Promise<RunningServer> {
+export async function startSecondApi(first: RunningApi, env: Record<string, string> = {}): Promise<RunningApi> {
   const { config } = first.services;
   const second = await startServer(
     testConfig({
@@ -23,7 +19,6 @@ export async function startSecondApi(
       SOLANA_RPC_URL: first.solanaRpcUrl,
       ...env,
     }),
-    { ...options, withProjector: false },
   );
   // The bundled chain's WebSocket is on a free port, not the RPC port + 1 that SOLANA_RPC_URL implies.
   await second.services.chain.close();

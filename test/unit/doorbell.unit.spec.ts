@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
-import { bodyValidator, queryValidator, deliveriesQuery, registerDoorbellBody, replayDoorbellBody } from '@svc/contracts';
-import { backoffMs, checkDoorbellUrl, deliveryPayload, guardedLookup, refusedAddress, signBody } from '@svc/app-workers';
+import { bodyValidator, checkDoorbellUrl, queryValidator, deliveriesQuery, refusedAddress, registerDoorbellBody, replayDoorbellBody } from '@svc/contracts';
+import { backoffMs, deliveryPayload, guardedLookup, signBody } from '@svc/app-workers';
 
 describe('doorbell URLs at registration', () => {
   const strict = { allowLoopback: false };

@@ -1,10 +1,10 @@
 import { loadConfig } from '@svc/config';
 import { startServer } from './server';
 
-// `npm start` (--embedded) runs the API and the projector in one process; `npm run start:api` the API alone.
+/** `npm run start:api`: the API alone (the distributed shape). `npm start` runs the whole service in one process. */
 async function main(): Promise<void> {
-  const withProjector = process.argv.includes('--embedded');
-  const running = await startServer(loadConfig(), { withProjector });
+  if (process.argv.includes('--embedded')) throw new Error('the single-process service is `npm start` (scripts/start.ts); apps/api runs the API alone');
+  const running = await startServer(loadConfig());
   const stop = async (signal: string) => {
     running.services.log.info({ signal }, 'shutting down');
     await running.close();

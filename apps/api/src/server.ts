@@ -1,23 +1,18 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '@svc/config';
-import { startProjector, type RunningProjector } from '@svc/app-projector';
-import { startDoorbellWorker, type DoorbellWorkerTuning } from '@svc/app-workers';
-import { startBundledLocalnet, type Localnet } from '@svc/app-localnet';
-import { SolanaChain } from '@svc/chain';
 import { projections, readModelMigrations } from '@svc/projections';
 import { migrate } from '@svc/readmodel';
-import { startAwardRecovery } from './commands/awardBounty';
+import { buildRuntime, createLogger, type Runtime } from '@svc/runtime';
 import { createApp } from './http/app';
 import { WsHub, readModelSource } from './live/wsHub';
 import { routeTable } from './routes/table';
-import { buildServices, createLogger, type Services } from './services';
+import { buildServices, type Services } from './services';
 
-export interface RunningServer {
+export interface RunningApi {
   url: string;
   port: number;
   services: Services;
-  projector?: RunningProjector;
   /** The /ws sockets this process pushes to. */
   wsHub: WsHub;
   /** The Solana JSON-RPC this process trades through: SOLANA_RPC_URL, or the bundled local chain. */
@@ -25,43 +20,31 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The API, and with `withProjector` the projector too, in this process. */
-export async function startServer(
-  config: Config,
-  options: { withProjector: boolean; awardRecoveryEveryMs?: number; doorbellWorker?: DoorbellWorkerTuning },
-): Promise<RunningServer> {
-  const log = createLogger(config, 'svc-api');
-  const services = await buildServices(config, log);
-  // One process owns the bundled chain's files, so only the embedded shape starts it (after the database
-  // lock above has refused a second process); start:api expects `npm run localnet`.
-  let localnet: Localnet | undefined;
+export interface ApiOptions {
+  /**
+   * Serve on this runtime, which the caller built and closes (the embedded shape). Unset, the API opens
+   * its own from `config` and closes it.
+   */
+  runtime?: Runtime;
+}
+
+/** The API alone: HTTP, /ws and /pulse. The projector, the workers and a local chain run elsewhere. */
+export async function startServer(config: Config, options: ApiOptions = {}): Promise<RunningApi> {
+  const runtime = options.runtime ?? (await buildRuntime(config, createLogger(config, 'svc-api'), { applicationName: 'svc-api' }));
+  const ownsRuntime = !options.runtime;
   try {
-    localnet =
-      options.withProjector && !config.solanaRpcUrl
-        ? await startBundledLocalnet({
-            port: config.localnetPort,
-            host: '127.0.0.1',
-            dataDir: config.dataDir,
-            solUsd: config.localnetSolUsd,
-            onError: (error) => log.error({ err: error }, 'localnet internal error'),
-          })
-        : undefined;
+    return await serve(buildServices(runtime), ownsRuntime);
   } catch (error) {
-    await services.close();
+    if (ownsRuntime) await runtime.close().catch(() => undefined);
     throw error;
   }
-  const solanaRpcUrl = config.solanaRpcUrl ?? localnet?.rpcUrl ?? `http://127.0.0.1:${config.localnetPort}`;
-  if (localnet) services.chain = new SolanaChain({ rpcUrl: solanaRpcUrl, wsUrl: localnet.wsUrl, priceUrl: config.priceUrl ?? solanaRpcUrl });
+}
+
+async function serve(services: Services, ownsRuntime: boolean): Promise<RunningApi> {
+  const { config, log } = services;
   const { db } = services.database;
   await migrate(db, config.readModelSchema, readModelMigrations(projections));
-  const projector = options.withProjector
-    ? await startProjector({ database: services.database, store: services.store, bus: services.bus, schema: config.readModelSchema, batchSize: config.projectorBatchSize, log })
-    : undefined;
   await services.projection.start();
-  // The embedded shape delivers doorbells in-process; the distributed shape runs `npm run start:workers`.
-  const doorbellWorker = options.withProjector
-    ? await startDoorbellWorker({ store: services.doorbells, bus: services.bus, log, allowLoopback: config.doorbellAllowLoopback, caFile: config.doorbellCaFile, ...options.doorbellWorker })
-    : undefined;
   const { app, ready, close: closeApp } = createApp(services, routeTable());
   await ready;
   const server = http.createServer(app);
@@ -83,18 +66,16 @@ export async function startServer(
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
+  const solanaRpcUrl = services.chain.options.rpcUrl;
   log.info(
-    { url, solana_rpc: solanaRpcUrl, store: services.store.kind, database: services.database.kind, bus: services.bus.kind, projector: Boolean(projector), ledger_head: services.writer.head.seq },
+    { url, solana_rpc: solanaRpcUrl, store: services.store.kind, database: services.database.kind, bus: services.bus.kind, ledger_head: services.writer.head.seq },
     'service listening',
   );
-  // Award payments another run of this service left paid-but-unrecorded are finished here and every 30 s.
-  const awardRecovery = startAwardRecovery(services, options.awardRecoveryEveryMs);
   let closing: Promise<void> | undefined;
   return {
     url,
     port,
     services,
-    projector,
     wsHub,
     solanaRpcUrl,
     close() {
@@ -107,11 +88,8 @@ export async function startServer(
           server.closeAllConnections();
         });
         closeApp();
-        await awardRecovery.stop();
-        await doorbellWorker?.stop();
-        await projector?.stop();
-        await services.close();
-        await localnet?.close();
+        await services.projection.stop().catch(() => undefined);
+        if (ownsRuntime) await services.close();
       })();
       return closing;
     },

@@ -1,18 +1,14 @@
 import http from 'node:http';
-import pino from 'pino';
-import { createBus } from '@svc/bus';
 import { loadConfig } from '@svc/config';
-import { openDatabase } from '@svc/readmodel';
-import { openEventStore } from '../../api/src/services';
+import { createLogger, openBus, openStorage } from '@svc/runtime';
 import { startProjector } from './runProjector';
 
 /** `npm run start:projector`: the projector alone, with a health port for the orchestrator. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const log = pino({ name: 'svc-projector', level: config.logLevel });
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, applicationName: 'svc-projector' });
-  const { store, extra } = await openEventStore(config, database);
-  const bus = createBus(config.redisUrl, config.redisPrefix);
+  const log = createLogger(config, 'svc-projector');
+  const { database, store, close } = await openStorage(config, 'svc-projector');
+  const bus = openBus(config);
   const running = await startProjector({ database, store, bus, schema: config.readModelSchema, batchSize: config.projectorBatchSize, log });
   const health = http.createServer((req, res) => {
     const ok = req.url === '/healthz';
@@ -24,9 +20,7 @@ async function main(): Promise<void> {
     health.close();
     await running.stop();
     await bus.close();
-    await store.close();
-    await extra?.close();
-    await database.close();
+    await close();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());

@@ -1,13 +1,10 @@
 import type https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
-import { PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
+import { DOORBELL_CHANNEL, PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
 import { kindOf } from '@svc/domain';
 import { RINGING_KINDS, type ClaimedDelivery, type DeliveryStatus, type DoorbellStore } from '@svc/vault';
 import { createDoorbellAgent, postOnce, signBody, type PostOutcome } from './delivery';
-
-/** Wakes every worker at once, e.g. after a replay queued deliveries from an API process. */
-export const DOORBELL_CHANNEL = 'doorbells';
 
 /** One attempt as recorded: what was sent, what came back, and where it left the delivery and its doorbell. */
 export interface RecordedAttempt {

@@ -1,3 +1,4 @@
+export * from './workers';
 export * from './doorbellWorker';
 export * from './delivery';
 export * from './ssrf';

@@ -9,6 +9,8 @@ export interface Notification {
 }
 
 export const PROJECTED_CHANNEL = 'projected';
+/** Wakes every doorbell worker at once, e.g. after a replay queued deliveries from an API process. */
+export const DOORBELL_CHANNEL = 'doorbells';
 
 /** Publish/subscribe between processes. Delivery is at most once: a gap is recovered through /changes. */
 export interface Bus {

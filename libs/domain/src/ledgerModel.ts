@@ -1,4 +1,4 @@
-import { Journal, type LedgerEntry, type LedgerModel } from '@svc/ledger';
+import { Journal, type LedgerEntry, type LedgerModel } from '@svc/ledger/model';
 import { decideAction, type ActionCommand } from './actions/decide';
 import { evolveActions, initialActions, restoreActions, snapshotActions, type ActionEvent, type ActionsState } from './actions/action';
 import { evolveBounties, initialBounties, restoreBounties, snapshotBounties, type BountiesState, type BountyEvent } from './bounties/bounty';

@@ -2,7 +2,7 @@ export * from './chain';
 export * from './eventStore';
 export * from './postgresEventStore';
 export * from './esdbEventStore';
-export * from './journal';
+export * from './model';
 export * from './snapshotStore';
 export * from './ledgerWriter';
 export * from './attestor';

@@ -1,38 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { GENESIS_HASH, sealAndEncode, type LedgerEntry } from './chain';
 import { type EventStore, WrongExpectedRevisionError } from './eventStore';
+import type { LedgerModel, Rejection } from './model';
 import type { SnapshotStore } from './snapshotStore';
 
 export const LEDGER_STREAM = 'ledger';
-
-/** What a decider emits; the writer gives it its seq, time, prev and hash. */
-export interface ProposedEvent {
-  type: string;
-  actor: string;
-  data: Record<string, unknown>;
-}
-
-export interface Rejection {
-  code: string;
-  message: string;
-  /** Extra fields for the error envelope, e.g. `used` and `cap` of a daily cap. */
-  details?: Record<string, unknown>;
-}
-
-export type Decision = { ok: true; events: ProposedEvent[] } | { ok: false; rejection: Rejection };
-
-/** The whole-ledger decision model: pure decide, in-place evolve under the state's journal. */
-export interface LedgerModel<S, C> {
-  /** Bump when the state's shape changes, so an old snapshot is ignored rather than misread. */
-  readonly snapshotVersion: number;
-  initialState(): S;
-  /** Applies an entry; writes go through the state's journal so a batch can be rolled back. */
-  evolve(state: S, entry: LedgerEntry): void;
-  decide(command: C, state: S, now: number): Decision;
-  journal(state: S): { begin(): void; commit(): void; rollback(): void };
-  snapshot(state: S): unknown;
-  restore(json: unknown): S;
-}
 
 export type CommandOutcome = { ok: true; entries: LedgerEntry[] } | { ok: false; rejection: Rejection };
 

@@ -1,10 +1,9 @@
-import type { LedgerCommand } from '@svc/domain';
+import { Rejected, type LedgerCommand } from '@svc/domain';
 import type { LedgerEntry } from '@svc/ledger';
-import { fromRejection } from '../http/errors';
 import type { Services } from '../services';
 
 /**
- * Decides a command at the ledger head and appends its events; a rejection becomes the error reply.
+ * Decides a command at the ledger head and appends its events; a rejection is thrown as `Rejected`.
  * An append is always decided at the true head (an append after stale state conflicts and is decided
  * again), but two answers touch no store and so may rest on this process's stale view: a `not_found`
  * (another API process may have appended the thing first) and "nothing to append" (another process
@@ -16,7 +15,7 @@ export async function execute(services: Services, command: LedgerCommand): Promi
     await services.writer.sync();
     outcome = await services.writer.execute(command);
   }
-  if (!outcome.ok) throw fromRejection(outcome.rejection);
+  if (!outcome.ok) throw Rejected.of(outcome.rejection);
   return outcome.entries;
 }
 

@@ -1,8 +1,7 @@
 import bs58 from 'bs58';
 import { monotonicFactory } from 'ulid';
-import type { Custody } from '@svc/domain';
+import { Rejected, type Custody } from '@svc/domain';
 import { generateWallet, isWalletPublicKey, newApiKey } from '@svc/vault';
-import { ApiError, fromRejection } from '../http/errors';
 import type { Services } from '../services';
 
 const ulid = monotonicFactory();
@@ -27,14 +26,14 @@ export async function registerCitizen(services: Services, input: RegisterInput) 
   let wallet: string;
   let secretKey: Uint8Array | undefined;
   if (input.custody === 'self') {
-    if (!input.public_key) throw new ApiError(400, 'invalid_request', 'public_key is required when custody is "self"', { field: 'public_key' });
+    if (!input.public_key) throw new Rejected('invalid_request', 'public_key is required when custody is "self"', { field: 'public_key' });
     if (!isWalletPublicKey(input.public_key)) {
-      throw new ApiError(400, 'invalid_pubkey', 'public_key is not a base58 ed25519 public key', { field: 'public_key' });
+      throw new Rejected('invalid_pubkey', 'public_key is not a base58 ed25519 public key', { field: 'public_key' });
     }
     wallet = input.public_key;
   } else {
     if (input.public_key !== undefined) {
-      throw new ApiError(400, 'invalid_request', 'public_key is only accepted with custody "self"; with "service" the service makes the wallet', {
+      throw new Rejected('invalid_request', 'public_key is only accepted with custody "self"; with "service" the service makes the wallet', {
         field: 'public_key',
       });
     }
@@ -53,7 +52,7 @@ export async function registerCitizen(services: Services, input: RegisterInput) 
   });
   if (!outcome.ok) {
     await services.vault.removeCredential(agentId);
-    throw fromRejection(outcome.rejection);
+    throw Rejected.of(outcome.rejection);
   }
   const entry = outcome.entries[0]!;
   return {

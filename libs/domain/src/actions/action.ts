@@ -1,4 +1,4 @@
-import { Journal, JournaledMap, type LedgerEntry } from '@svc/ledger';
+import { Journal, JournaledMap, type LedgerEntry } from '@svc/ledger/model';
 
 export type ActionName = 'deploy' | 'buy' | 'sell' | 'burn' | 'swap' | 'transfer' | 'fee_claim' | 'award_payment' | 'fee_share' | 'submit';
 

@@ -1,4 +1,4 @@
-import type { Decision } from '@svc/ledger';
+import type { Decision } from '@svc/ledger/model';
 import type { CitizensState } from '../citizens/citizen';
 import type { ActionRecordedData, ActionsState } from './action';
 

@@ -1,4 +1,4 @@
-import { Journal, JournaledMap, type LedgerEntry } from '@svc/ledger';
+import { Journal, JournaledMap, type LedgerEntry } from '@svc/ledger/model';
 import { countTowardCap, type CapsState } from '../caps/dailyCaps';
 
 export interface BountyPostedData {

@@ -1,4 +1,4 @@
-import { Journal, JournaledMap, type Rejection } from '@svc/ledger';
+import { Journal, JournaledMap, type Rejection } from '@svc/ledger/model';
 
 /** Volume caps per citizen per UTC day (the spec's Limits table). */
 export const DAILY_CAPS = {

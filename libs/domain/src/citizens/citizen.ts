@@ -1,4 +1,4 @@
-import { Journal, JournaledMap, type LedgerEntry } from '@svc/ledger';
+import { Journal, JournaledMap, type LedgerEntry } from '@svc/ledger/model';
 
 export type Custody = 'service' | 'self';
 

@@ -1,4 +1,4 @@
-import type { Decision } from '@svc/ledger';
+import type { Decision } from '@svc/ledger/model';
 import type { CitizenRegisteredData, CitizensState } from './citizen';
 
 /** Ids, keys and the wallet are made by the caller, so deciding stays pure and replayable. */

@@ -1,4 +1,4 @@
-import type { Decision, Rejection } from '@svc/ledger';
+import type { Decision, Rejection } from '@svc/ledger/model';
 import { overCap, type CapsState } from '../caps/dailyCaps';
 import type { PostsState } from './post';
 

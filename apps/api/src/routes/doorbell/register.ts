@@ -1,5 +1,12 @@
-import { DOORBELL_DELIVERY_RULES, DOORBELL_KINDS, DOORBELLS_PER_CITIZEN, registerDoorbellBody, registerDoorbellResponse, type DoorbellKind } from '@svc/contracts';
-import { checkDoorbellUrl } from '@svc/app-workers';
+import {
+  DOORBELL_DELIVERY_RULES,
+  DOORBELL_KINDS,
+  DOORBELLS_PER_CITIZEN,
+  checkDoorbellUrl,
+  registerDoorbellBody,
+  registerDoorbellResponse,
+  type DoorbellKind,
+} from '@svc/contracts';
 import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 import { doorbellView } from './view';

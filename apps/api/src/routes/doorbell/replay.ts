@@ -1,5 +1,5 @@
+import { DOORBELL_CHANNEL } from '@svc/bus';
 import { DOORBELL_PENDING_MAX, replayDoorbellBody, replayDoorbellResponse } from '@svc/contracts';
-import { DOORBELL_CHANNEL } from '@svc/app-workers';
 import type { ReplayOutcome } from '@svc/vault';
 import { ApiError, notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';

@@ -1,0 +1,43 @@
+import { startOutboxRecovery } from '@svc/chain';
+import { projections, readModelMigrations } from '@svc/projections';
+import { migrate } from '@svc/readmodel';
+import type { Runtime } from '@svc/runtime';
+import { startDoorbellWorker, type DoorbellWorkerTuning, type RunningDoorbellWorker } from './doorbellWorker';
+
+export interface WorkersOptions {
+  doorbellWorker?: DoorbellWorkerTuning;
+  /** How often the on-chain outbox is settled after the pass at start (default 30 s). */
+  outboxRecoveryEveryMs?: number;
+}
+
+export interface RunningWorkers {
+  doorbells: RunningDoorbellWorker;
+  stop(): Promise<void>;
+}
+
+/**
+ * Every background loop of the service, on the process's runtime: `npm run start:workers` runs them
+ * alone, `npm start` beside the API. Any number of processes may run them at once.
+ */
+export async function startWorkers(runtime: Runtime, options: WorkersOptions = {}): Promise<RunningWorkers> {
+  const { config, log } = runtime;
+  // The doorbell fan-out reads the projector's `entries`; whichever process starts first creates the read models.
+  await migrate(runtime.database.db, config.readModelSchema, readModelMigrations(projections));
+  const doorbells = await startDoorbellWorker({
+    store: runtime.doorbells,
+    bus: runtime.bus,
+    log,
+    allowLoopback: config.doorbellAllowLoopback,
+    caFile: config.doorbellCaFile,
+    ...options.doorbellWorker,
+  });
+  // Confirmed transactions that a crashed or failed request left unrecorded are recorded; the rest freed.
+  const outboxRecovery = startOutboxRecovery(runtime.pipeline, log, options.outboxRecoveryEveryMs);
+  return {
+    doorbells,
+    async stop() {
+      await outboxRecovery.stop();
+      await doorbells.stop();
+    },
+  };
+}

@@ -1,0 +1,35 @@
+// The pure part of the ledger: what a decider returns and the journal its state is kept in. libs/domain
+// imports only this entry (`@svc/ledger/model`), never the barrel, which loads the event-store adapters.
+import type { LedgerEntry } from './chain';
+
+export { Journal, JournaledMap } from './journal';
+export type { LedgerEntry } from './chain';
+
+/** What a decider emits; the writer gives it its seq, time, prev and hash. */
+export interface ProposedEvent {
+  type: string;
+  actor: string;
+  data: Record<string, unknown>;
+}
+
+export interface Rejection {
+  code: string;
+  message: string;
+  /** Extra fields for the error envelope, e.g. `used` and `cap` of a daily cap. */
+  details?: Record<string, unknown>;
+}
+
+export type Decision = { ok: true; events: ProposedEvent[] } | { ok: false; rejection: Rejection };
+
+/** The whole-ledger decision model: pure decide, in-place evolve under the state's journal. */
+export interface LedgerModel<S, C> {
+  /** Bump when the state's shape changes, so an old snapshot is ignored rather than misread. */
+  readonly snapshotVersion: number;
+  initialState(): S;
+  /** Applies an entry; writes go through the state's journal so a batch can be rolled back. */
+  evolve(state: S, entry: LedgerEntry): void;
+  decide(command: C, state: S, now: number): Decision;
+  journal(state: S): { begin(): void; commit(): void; rollback(): void };
+  snapshot(state: S): unknown;
+  restore(json: unknown): S;
+}

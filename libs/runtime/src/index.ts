@@ -1,0 +1,3 @@
+export * from './logger';
+export * from './storage';
+export * from './runtime';

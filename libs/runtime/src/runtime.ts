@@ -1,0 +1,126 @@
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import { createBus, type Bus } from '@svc/bus';
+import { ActionPipeline, SolanaChain } from '@svc/chain';
+import type { Config } from '@svc/config';
+import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
+import { Attestor, HeadReader, LEDGER_STREAM, LedgerWriter, SnapshotStore, type EventStore } from '@svc/ledger';
+import type { SqlDatabase } from '@svc/readmodel';
+import { ChainOutbox, DoorbellStore, Vault, loadMasterKey } from '@svc/vault';
+import { openStorage } from './storage';
+
+/** What every process of the service works with, built once from the configuration. */
+export interface Runtime {
+  config: Config;
+  log: Logger;
+  /** Read models, the vault and the ledger snapshots (PostgreSQL or PGlite). */
+  database: SqlDatabase;
+  store: EventStore;
+  /** The stored ledger head, one read shared by concurrent requests (read-your-writes). */
+  ledgerHead: HeadReader;
+  /** The one writer of the ledger in this process, its decision state kept at the head. */
+  writer: LedgerWriter<LedgerState, LedgerCommand>;
+  attestor: Attestor;
+  vault: Vault;
+  /** Every on-chain action: build, sign or hand out, send, confirm, record; its outbox settles what a crash left. */
+  pipeline: ActionPipeline;
+  /** Webhook registrations (sealed secrets), their delivery queue and log (private). */
+  doorbells: DoorbellStore;
+  bus: Bus;
+  readModel: { db: Kysely<any>; schema: string };
+  /** Replaced by whoever starts the bundled chain, whose endpoints are known only once it runs. */
+  chain: SolanaChain;
+  /** Calls `listener` after each append with the number of commands and entries it carried (metrics). */
+  onLedgerBatch(listener: (commands: number, entries: number) => void): void;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  /** How this process names itself to PostgreSQL (`application_name`). */
+  applicationName?: string;
+}
+
+export function openBus(config: Config): Bus {
+  return createBus(config.redisUrl, config.redisPrefix);
+}
+
+/**
+ * The chain this process trades through: SOLANA_RPC_URL, or else the bundled local chain, at the endpoints
+ * it was started on or, by default, on LOCALNET_PORT. The bundled chain also serves the price API.
+ */
+export function connectChain(config: Config, bundled?: { rpcUrl: string; wsUrl: string }): SolanaChain {
+  if (config.solanaRpcUrl) return new SolanaChain({ rpcUrl: config.solanaRpcUrl, priceUrl: config.priceUrl });
+  const rpcUrl = bundled?.rpcUrl ?? `http://127.0.0.1:${config.localnetPort}`;
+  return new SolanaChain({ rpcUrl, wsUrl: bundled?.wsUrl, priceUrl: config.priceUrl ?? rpcUrl });
+}
+
+/** The one composition root: configuration -> event store, ledger writer, read database, vault, bus, chain. */
+export async function buildRuntime(config: Config, log: Logger, options: RuntimeOptions = {}): Promise<Runtime> {
+  const storage = await openStorage(config, options.applicationName ?? 'svc');
+  const { database, store } = storage;
+  const batchListeners: Array<(commands: number, entries: number) => void> = [];
+  let writer: LedgerWriter<LedgerState, LedgerCommand>;
+  let snapshots: SnapshotStore;
+  let vault: Vault;
+  let chainOutbox: ChainOutbox;
+  let doorbells: DoorbellStore;
+  try {
+    snapshots = await new SnapshotStore(database).init();
+    writer = new LedgerWriter(store, ledgerModel, {
+      snapshots,
+      snapshotEvery: config.snapshotEvery,
+      log,
+      onBatch: (commands, entries) => {
+        for (const listener of batchListeners) listener(commands, entries);
+      },
+    });
+    await writer.start();
+    const master = loadMasterKey(config.serviceMasterKey, config.dataDir);
+    if (master.generatedAt) {
+      log.warn({ file: master.generatedAt }, 'SERVICE_MASTER_KEY is unset: generated one into the data directory; back it up, or custody wallets are lost with it');
+    }
+    vault = await new Vault(database, master.key).init();
+    chainOutbox = await new ChainOutbox(database).init();
+    doorbells = await new DoorbellStore(database, master.key, config.readModelSchema).init();
+  } catch (error) {
+    await storage.close().catch(() => undefined);
+    throw error;
+  }
+  const bus = openBus(config);
+  let closing: Promise<void> | undefined;
+  const runtime: Runtime = {
+    config,
+    log,
+    database,
+    store,
+    ledgerHead: new HeadReader(() => store.headRevision(LEDGER_STREAM)),
+    writer,
+    attestor: new Attestor(store, snapshots),
+    vault,
+    pipeline: new ActionPipeline({
+      connection: () => runtime.chain.connection,
+      outbox: chainOutbox,
+      writer,
+      store,
+      walletSecret: (agentId) => vault.walletSecret(agentId),
+      log,
+    }),
+    doorbells,
+    bus,
+    readModel: { db: database.db, schema: config.readModelSchema },
+    chain: connectChain(config),
+    onLedgerBatch(listener) {
+      batchListeners.push(listener);
+    },
+    close() {
+      closing ??= (async () => {
+        await runtime.chain.close();
+        await writer.saveSnapshot().catch((err) => log.warn({ err }, 'final snapshot failed'));
+        await bus.close();
+        await storage.close();
+      })();
+      return closing;
+    },
+  };
+  return runtime;
+}

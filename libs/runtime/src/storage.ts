@@ -1,0 +1,47 @@
+import type { Config } from '@svc/config';
+import { EsdbEventStore, PostgresEventStore, type EventStore } from '@svc/ledger';
+import { openDatabase, type SqlDatabase } from '@svc/readmodel';
+
+/** Opens the event store named by the configuration: EventStoreDB, another PostgreSQL, or the read-model database. */
+export async function openEventStore(config: Config, database: SqlDatabase): Promise<{ store: EventStore; extra?: SqlDatabase }> {
+  const url = config.eventstoreUrl;
+  if (url && /^(esdb|kurrentdb|kurrent|esdb\+discover):\/\//.test(url)) return { store: new EsdbEventStore(url) };
+  if (url && /^postgres(ql)?:\/\//.test(url) && url !== config.databaseUrl) {
+    const extra = await openDatabase({ url, dataDir: config.dataDir, applicationName: 'svc-eventstore' });
+    return { store: await new PostgresEventStore(extra).init(), extra };
+  }
+  if (url && !/^postgres(ql)?:\/\//.test(url)) throw new Error(`EVENTSTORE_URL must be esdb://... or postgres://..., got ${url}`);
+  return { store: await new PostgresEventStore(database).init() };
+}
+
+/** The read database (read models, vault, snapshots) and the event store: all that the projector and the replay tool need. */
+export interface Storage {
+  database: SqlDatabase;
+  store: EventStore;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database first: with PGlite that takes the data directory's lock, so a second process on the
+ * same files is refused before it touches anything else.
+ */
+export async function openStorage(config: Config, applicationName: string): Promise<Storage> {
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, applicationName });
+  let opened: { store: EventStore; extra?: SqlDatabase };
+  try {
+    opened = await openEventStore(config, database);
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  const { store, extra } = opened;
+  return {
+    database,
+    store,
+    async close() {
+      await store.close();
+      await extra?.close();
+      await database.close();
+    },
+  };
+}
