@@ -1,5 +1,6 @@
 import { errorEnvelope, type JsonSchema } from '@svc/contracts';
 import { HASH_CONSTRUCTION } from '@svc/ledger';
+import { IDEMPOTENCY_TUNING } from '@svc/vault';
 import { statusOf } from './http/errors';
 import type { RouteSpec } from './http/route';
 
@@ -16,7 +17,27 @@ const DECISIONS = [
   'Server faults are 500 internal with a request_id; every reply carries X-Request-Id.',
   'Every write that lands on the ledger answers with `ledger: {seq, hash}`, its place on the public chain.',
   `The ledger: ${HASH_CONSTRUCTION}. /changes serves the entries; npm run audit re-verifies them from this API alone.`,
+  'Every POST takes an `Idempotency-Key` header: a retry after a timeout replays the first reply instead of writing (or trading) twice; see the parameter.',
 ];
+
+/**
+ * The retry promise, on every POST: a client that timed out cannot tell whether its write happened, and
+ * resending must never buy twice.
+ */
+const idempotencyKeyParameter = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description: [
+    'Makes this write safe to retry. Send a fresh value (1-255 visible ASCII characters; a UUID is best) for each write you mean to make, and the same value when you retry it.',
+    'The same key with the same request (method, path and body, compared as canonical JSON) does the work at most once: every retry gets the first reply, status and body, with the header `Idempotent-Replayed: true`.',
+    `A retry that arrives while the first request is still running waits for it (up to ${IDEMPOTENCY_TUNING.waitMs / 1000} s; after that 409 \`idempotency_in_progress\` with Retry-After: retry again).`,
+    `If the process serving the first request died, a retry after its ${IDEMPOTENCY_TUNING.leaseMs / 1000} s lease runs it again; an on-chain command then resumes the transaction it recorded for this key instead of sending a second one, so a timed-out buy retried with its key never buys twice.`,
+    'Refusals (4xx) are kept like successes; server errors (5xx) are not, so a retry with the same key runs again.',
+    `The same key with another request is 409 \`idempotency_conflict\`. Keys are kept at least ${IDEMPOTENCY_TUNING.keepMs / 3_600_000} h, per citizen; unauthenticated POSTs such as /register share one public scope, so send an unguessable key (a UUID) there.`,
+  ].join(' '),
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]{1,255}$' },
+};
 
 function parameters(schema: JsonSchema | undefined, where: 'query' | 'path') {
   if (!schema) return [];
@@ -49,13 +70,21 @@ export function buildOpenApi(routes: RouteSpec[], serverUrl: string): Record<str
     if (route.auth === 'auth') responses['401'] = { $ref: '#/components/responses/Error' };
     for (const code of route.errors ?? []) responses[String(statusOf(code))] = { $ref: '#/components/responses/Error' };
     if (route.conditional) responses['304'] = { description: 'nothing changed since the ETag sent in If-None-Match' };
+    const idempotent = route.method === 'post';
+    if (idempotent) {
+      responses['409'] = { $ref: '#/components/responses/Error' };
+      (responses[success] as Record<string, unknown>).headers = {
+        'Idempotent-Replayed': { description: '`true` when this is the stored reply to an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+      };
+    }
+    const errors = [...(route.errors ?? []), ...(idempotent ? ['idempotency_conflict', 'idempotency_in_progress'] : [])];
     const operation: Record<string, unknown> = {
       operationId: `${route.method}${route.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       summary: route.summary,
-      description: [route.description, route.errors?.length ? `Error codes: ${route.errors.join(', ')}.` : undefined].filter(Boolean).join(' ') || undefined,
+      description: [route.description, errors.length ? `Error codes: ${errors.join(', ')}.` : undefined].filter(Boolean).join(' ') || undefined,
       tags: [route.tag],
       security,
-      parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query')],
+      parameters: [...parameters(route.params, 'path'), ...parameters(route.query, 'query'), ...(idempotent ? [idempotencyKeyParameter] : [])],
       responses,
     };
     if (route.body) operation.requestBody = { required: route.auth !== 'auth' || Boolean(route.body.required), content: { 'application/json': { schema: route.body } } };

@@ -1,5 +1,6 @@
 import { Batcher, execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
 import { apiKeyId, hashApiKey, sameHash, seal, unseal } from './crypto';
+import { IdempotencyStore } from './idempotency';
 import { MemoryStore } from './memory';
 
 const migrations: Migration[] = [
@@ -54,6 +55,8 @@ export class Vault {
   private readonly credentialWrites: Batcher<NewCredential>;
   /** Notes sealed with a data key that only the citizen's current API key unwraps. */
   readonly memory: MemoryStore;
+  /** Idempotency-Key rows: who holds a key, and the sealed reply a retry gets. */
+  readonly idempotency: IdempotencyStore;
 
   constructor(
     private readonly database: SqlDatabase,
@@ -62,11 +65,13 @@ export class Vault {
   ) {
     this.credentialWrites = new Batcher((items) => this.insertCredentials(items));
     this.memory = new MemoryStore(database, schema);
+    this.idempotency = new IdempotencyStore(database, masterKey, schema);
   }
 
   async init(): Promise<this> {
     await migrate(this.database.db, this.schema, migrations);
     await this.memory.init();
+    await this.idempotency.init();
     return this;
   }
 

@@ -6,10 +6,11 @@ import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, RateLimi
 import Redis from 'ioredis';
 import { bodyValidator, queryValidator, type Validator } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
+import { idempotencyRequestHash, isIdempotencyKey } from '@svc/vault';
 import type { Services } from '../services';
 import { ApiError, fromRejected, unauthorized } from './errors';
 import { presentedKey } from './credentials';
-import { expressPath, type RouteSpec } from './route';
+import { expressPath, type RouteResult, type RouteSpec } from './route';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Query parameters whose values are private: memory note names, doorbell URLs (which often carry tokens). */
@@ -29,9 +30,13 @@ function send(res: Response, status: number, body: Record<string, unknown>): voi
   res.status(status).json(body);
 }
 
+function envelope(error: ApiError): Record<string, unknown> {
+  return { ok: false, error: { code: error.code, message: error.message, ...error.details } };
+}
+
 function sendError(res: Response, error: ApiError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  send(res, error.status, { ok: false, error: { code: error.code, message: error.message, ...error.details } });
+  send(res, error.status, envelope(error));
 }
 
 interface Limiters {
@@ -135,7 +140,7 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
       }),
     );
   }
-  app.use(cors({ origin: '*', exposedHeaders: ['ETag', 'X-Request-Id', 'Retry-After'], maxAge: 600 }));
+  app.use(cors({ origin: '*', exposedHeaders: ['ETag', 'X-Request-Id', 'Retry-After', IDEMPOTENT_REPLAYED], maxAge: 600 }));
 
   // Bodies: JSON only. An empty body is an empty object.
   app.use((req, _res, next) => {
@@ -205,7 +210,7 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
         throw new ApiError(400, 'invalid_request', 'the body must be a JSON object', { field: '' });
       }
       const invalid = route.body(body);
-      if (invalid) throw new ApiError(400, 'invalid_request', invalid.message, { field: invalid.field });
+      if (invalid) throw new ApiError(400, invalid.code ?? 'invalid_request', invalid.message, { field: invalid.field });
     }
     const query: Record<string, unknown> = { ...(req.query as Record<string, unknown>) };
     for (const [name, value] of Object.entries(query)) {
@@ -215,15 +220,27 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     }
     if (route.query) {
       const invalid = route.query(query);
-      if (invalid) throw new ApiError(400, 'invalid_request', invalid.message, { field: invalid.field });
+      if (invalid) throw new ApiError(400, invalid.code ?? 'invalid_request', invalid.message, { field: invalid.field });
     }
     const params: Record<string, unknown> = { ...req.params };
     if (route.params) {
       const invalid = route.params(params);
-      if (invalid) throw new ApiError(400, 'invalid_request', invalid.message, { field: invalid.field });
+      if (invalid) throw new ApiError(400, invalid.code ?? 'invalid_request', invalid.message, { field: invalid.field });
     }
+    const idempotencyKey = idempotencyKeyOf(spec, req);
+    // A public POST (register) is scoped by address too: its replay carries the first caller's secrets.
+    const held = idempotencyKey === undefined ? undefined : await holdIdempotencyKey(services, req, res, agentId ?? `public:${req.ip}`, idempotencyKey);
+    if (held === 'replayed') return;
     if (spec.consistentRead) await readYourWrites(services);
-    const result = await spec.handle({ body, query, params, agentId, req, res }, services);
+    let result: RouteResult;
+    try {
+      result = await spec.handle({ body, query, params, agentId, idempotencyKey, req, res }, services);
+    } catch (error) {
+      await held?.failed(error);
+      throw error;
+    }
+    // Only a JSON reply can be kept (no POST answers otherwise): anything else frees the key.
+    if (res.headersSent || !('body' in result)) await held?.abandon();
     if (res.headersSent) return;
     for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
     if ('notModified' in result) {
@@ -231,7 +248,10 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     } else if ('raw' in result) {
       res.status(200).type(result.contentType).send(result.raw);
     } else {
-      send(res, result.status ?? spec.status ?? 200, { ok: true, ...result.body });
+      const status = result.status ?? spec.status ?? 200;
+      const reply = { ok: true, ...result.body };
+      await held?.completed(status, reply, result.headers ?? {});
+      send(res, status, reply);
     }
   }
 
@@ -275,6 +295,74 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
 function matches(expressRoutePath: string, actual: string): boolean {
   const pattern = expressRoutePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:(\w+)/g, '[^/]+');
   return new RegExp(`^${pattern}/?$`).test(actual);
+}
+
+const IDEMPOTENCY_KEY = 'Idempotency-Key';
+const IDEMPOTENT_REPLAYED = 'Idempotent-Replayed';
+
+/** A POST's Idempotency-Key, if it sent one; other methods are safe to retry as they are. */
+function idempotencyKeyOf(spec: RouteSpec, req: Request): string | undefined {
+  if (spec.method !== 'post') return undefined;
+  const key = req.get(IDEMPOTENCY_KEY);
+  if (key === undefined) return undefined;
+  if (!isIdempotencyKey(key)) {
+    throw new ApiError(400, 'invalid_request', `the ${IDEMPOTENCY_KEY} header must be 1-255 visible ASCII characters`, { field: IDEMPOTENCY_KEY });
+  }
+  return key;
+}
+
+interface HeldKey {
+  completed(status: number, body: Record<string, unknown>, headers: Record<string, string>): Promise<void>;
+  failed(error: unknown): Promise<void>;
+  abandon(): Promise<void>;
+}
+
+/**
+ * Takes the key for this request, or answers the request from it: the stored reply, a conflict, or busy.
+ * A refusal is kept like a success, since a retry would be refused alike; a server fault is not, so that
+ * a retry runs again.
+ */
+async function holdIdempotencyKey(services: Services, req: Request, res: Response, scope: string, key: string): Promise<HeldKey | 'replayed'> {
+  const store = services.vault.idempotency;
+  const begun = await store.begin(scope, key, idempotencyRequestHash(req.method, req.path, req.body ?? {}));
+  switch (begun.kind) {
+    case 'replay':
+      for (const [name, value] of Object.entries(begun.headers)) res.setHeader(name, value);
+      res.setHeader(IDEMPOTENT_REPLAYED, 'true');
+      send(res, begun.status, begun.body);
+      return 'replayed';
+    case 'conflict':
+      throw new ApiError(409, 'idempotency_conflict', `this ${IDEMPOTENCY_KEY} was first used for another request (method, path or body); use a new key for a new request`);
+    case 'busy':
+      throw new ApiError(409, 'idempotency_in_progress', `the first request with this ${IDEMPOTENCY_KEY} is still running; retry later to get its reply`, {}, { 'Retry-After': '1' });
+    case 'run':
+      break;
+    default: {
+      const unknown: never = begun;
+      throw new Error(`unhandled idempotency outcome ${JSON.stringify(unknown)}`);
+    }
+  }
+  const { attempt } = begun;
+  // The reply goes out even when it cannot be stored: failing it would invite the retry it cannot answer.
+  const completed = async (status: number, body: Record<string, unknown>, headers: Record<string, string>) => {
+    const stored = await store.complete(scope, key, attempt, { status, body, headers }).catch((err) => {
+      services.log.error({ err, scope }, 'idempotent reply not stored');
+      return true;
+    });
+    if (!stored) services.log.warn({ scope }, 'idempotency lease lost before the reply was stored: a retry ran it too');
+  };
+  const abandon = async () => {
+    await store.abandon(scope, key, attempt).catch((err) => services.log.error({ err, scope }, 'idempotency key not freed; it frees itself when its lease runs out'));
+  };
+  return {
+    completed,
+    abandon,
+    async failed(error) {
+      const refusal = error instanceof ApiError ? error : error instanceof Rejected ? fromRejected(error) : undefined;
+      if (refusal && refusal.status < 500) await completed(refusal.status, envelope(refusal), refusal.headers);
+      else await abandon();
+    },
+  };
 }
 
 /** The agent id for a key, provided the citizen is on the ledger (not a half-finished registration). */

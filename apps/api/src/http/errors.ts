@@ -1,5 +1,4 @@
 import type { Rejected } from '@svc/domain';
-import type { Rejection } from '@svc/ledger';
 
 /** An error that goes back to the caller in the envelope. */
 export class ApiError extends Error {
@@ -34,6 +33,7 @@ const STATUS: Record<string, number> = {
   wallet_taken: 409,
   bounty_closed: 409,
   idempotency_conflict: 409,
+  idempotency_in_progress: 409,
   upgrade_required: 426,
   daily_cap: 429,
   rate_limited: 429,
@@ -42,10 +42,6 @@ const STATUS: Record<string, number> = {
 
 export function statusOf(code: string): number {
   return STATUS[code] ?? 400;
-}
-
-export function fromRejection(rejection: Rejection): ApiError {
-  return new ApiError(STATUS[rejection.code] ?? 400, rejection.code, rejection.message, rejection.details);
 }
 
 /** A command's refusal as HTTP: its status by code, and Retry-After when it may pass later. */

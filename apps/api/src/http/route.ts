@@ -10,6 +10,11 @@ export interface RouteInput<B = any, Q = any, P = any> {
   params: P;
   /** The authenticated citizen's agent id (auth routes; optional routes when a key was sent). */
   agentId: string | undefined;
+  /**
+   * The POST's Idempotency-Key, held by this request alone (scoped to agentId, or to public callers): an
+   * on-chain command finds its own outbox row by it after a retry took over from a process that died.
+   */
+  idempotencyKey?: string;
   req: Request;
   res: Response;
 }

@@ -1,0 +1,278 @@
+import { createHash, randomUUID } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { sql } from 'kysely';
+import { execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
+import { seal, unseal } from './crypto';
+
+const migrations: Migration[] = [
+  {
+    name: 'idempotency_001',
+    up: (db, schema) =>
+      execAll(db, [
+        `create table ${schema}.idempotency_keys (
+           scope text not null,
+           key text not null,
+           request_hash text not null,
+           attempt text not null,
+           state text not null check (state in ('running', 'done')),
+           lease_until timestamptz not null,
+           status integer,
+           response text,
+           created_at timestamptz not null default now(),
+           completed_at timestamptz,
+           primary key (scope, key))`,
+        `create index idempotency_keys_created on ${schema}.idempotency_keys (created_at)`,
+      ]),
+  },
+];
+
+const VISIBLE_ASCII_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** An `Idempotency-Key` value the service accepts: 1-255 visible ASCII characters. */
+export function isIdempotencyKey(value: string): boolean {
+  return VISIBLE_ASCII_KEY.test(value);
+}
+
+/** What "the same request" means for a key: method, path and the RFC 8785 canonical JSON of the body. */
+export function idempotencyRequestHash(method: string, path: string, body: unknown): string {
+  const canonical = canonicalize({ method: method.toUpperCase(), path, body: body ?? null });
+  return createHash('sha256').update(canonical ?? '', 'utf8').digest('hex');
+}
+
+/** A reply exactly as its client saw it. */
+export interface StoredResponse {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+export type IdempotencyBegin =
+  /** This caller holds the key and must end with complete or abandon. `resumed`: a dead holder's lease ran out. */
+  | { kind: 'run'; attempt: string; resumed: boolean }
+  | ({ kind: 'replay' } & StoredResponse)
+  /** The key was first used for another request. */
+  | { kind: 'conflict' }
+  /** Another caller still holds the key after the wait bound. */
+  | { kind: 'busy' };
+
+export interface IdempotencyTuning {
+  /** How long a holder that stopped renewing (its process died) keeps a retry out. */
+  leaseMs: number;
+  /** How long a retry waits for the holder to finish before it answers busy. */
+  waitMs: number;
+  firstPollMs: number;
+  maxPollMs: number;
+  /** A holder stops renewing after this long, so a handler that hangs cannot hold its key forever. */
+  maxHoldMs: number;
+  /** Keys are kept at least this long. */
+  keepMs: number;
+  purgeEveryMs: number;
+}
+
+export const IDEMPOTENCY_TUNING: IdempotencyTuning = {
+  leaseMs: 30_000,
+  waitMs: 10_000,
+  firstPollMs: 20,
+  maxPollMs: 250,
+  maxHoldMs: 10 * 60_000,
+  keepMs: 24 * 3_600_000,
+  purgeEveryMs: 60_000,
+};
+
+interface Holding {
+  timer: NodeJS.Timeout;
+  started: number;
+}
+
+/**
+ * Retried writes: the first request with a key runs, later ones with the same key and request replay its
+ * stored reply. The row is the lock across API processes; its lease, renewed while the holder runs, lets
+ * a retry take over from a process that died. Replies are sealed: a registration reply carries secrets.
+ */
+export class IdempotencyStore {
+  private readonly tuning: IdempotencyTuning;
+  private readonly holding = new Map<string, Holding>();
+  /** Retries in this process waiting on a key, woken as soon as its holder here finishes. */
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private lastPurge = 0;
+
+  constructor(
+    private readonly database: SqlDatabase,
+    private readonly masterKey: Buffer,
+    private readonly schema = 'vault',
+    tuning: Partial<IdempotencyTuning> = {},
+  ) {
+    this.tuning = { ...IDEMPOTENCY_TUNING, ...tuning };
+  }
+
+  async init(): Promise<this> {
+    await migrate(this.database.db, this.schema, migrations);
+    return this;
+  }
+
+  private get table(): string {
+    return `${this.schema}.idempotency_keys`;
+  }
+
+  private lease(ms: number) {
+    return sql<Date>`now() + ${Math.max(0, Math.round(ms))} * interval '1 millisecond'`;
+  }
+
+  async begin(scope: string, key: string, requestHash: string, options: { leaseMs?: number; waitMs?: number } = {}): Promise<IdempotencyBegin> {
+    this.purgeNowAndThen();
+    const leaseMs = options.leaseMs ?? this.tuning.leaseMs;
+    const deadline = Date.now() + (options.waitMs ?? this.tuning.waitMs);
+    let pause = this.tuning.firstPollMs;
+    for (;;) {
+      const attempt = randomUUID();
+      const inserted = await this.database.db
+        .insertInto(this.table)
+        .values({ scope, key, request_hash: requestHash, attempt, state: 'running', lease_until: this.lease(leaseMs) })
+        .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
+        .returning('attempt')
+        .executeTakeFirst();
+      if (inserted) return this.hold(scope, key, attempt, leaseMs, false);
+
+      const row = await this.database.db
+        .selectFrom(this.table)
+        .select(['request_hash', 'attempt', 'state', 'status', 'response', sql<boolean>`lease_until <= now()`.as('expired')])
+        .where('scope', '=', scope)
+        .where('key', '=', key)
+        .executeTakeFirst();
+      // Abandoned between the insert and the read: the key is free again.
+      if (!row) continue;
+      if (row.request_hash !== requestHash) return { kind: 'conflict' };
+      if (row.state === 'done') return { kind: 'replay', ...this.open(scope, key, Number(row.status), row.response as string) };
+      if (row.expired) {
+        const taken = await this.database.db
+          .updateTable(this.table)
+          .set({ attempt, lease_until: this.lease(leaseMs) })
+          .where('scope', '=', scope)
+          .where('key', '=', key)
+          .where('attempt', '=', row.attempt)
+          .where('state', '=', 'running')
+          .where(sql<boolean>`lease_until <= now()`)
+          .returning('attempt')
+          .executeTakeFirst();
+        if (taken) return this.hold(scope, key, attempt, leaseMs, true);
+        continue;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) return { kind: 'busy' };
+      await this.settledOrAfter(scope, key, Math.min(pause, left));
+      pause = Math.min(pause * 2, this.tuning.maxPollMs);
+    }
+  }
+
+  /** Stores the reply; false when `attempt` no longer holds the key (its lease ran out and a retry took over). */
+  async complete(scope: string, key: string, attempt: string, response: StoredResponse): Promise<boolean> {
+    this.release(attempt);
+    const sealed = seal(this.masterKey, Buffer.from(JSON.stringify({ body: response.body, headers: response.headers }), 'utf8'), context(scope, key));
+    const result = await this.database.db
+      .updateTable(this.table)
+      .set({ state: 'done', status: response.status, response: sealed, completed_at: sql`now()` })
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .where('attempt', '=', attempt)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
+    this.wake(scope, key);
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Frees the key so that a retry runs the request again; only the holding attempt may. */
+  async abandon(scope: string, key: string, attempt: string): Promise<boolean> {
+    this.release(attempt);
+    const result = await this.database.db
+      .deleteFrom(this.table)
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .where('attempt', '=', attempt)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
+    this.wake(scope, key);
+    return Number(result.numDeletedRows) === 1;
+  }
+
+  /** Forgets keys first used more than `ms` ago, except one whose holder still runs. */
+  async purgeOlderThan(ms: number): Promise<number> {
+    const result = await this.database.db
+      .deleteFrom(this.table)
+      .where('created_at', '<', sql<Date>`now() - ${Math.max(0, Math.round(ms))} * interval '1 millisecond'`)
+      .where((eb) => eb.or([eb('state', '=', 'done'), eb('lease_until', '<=', sql<Date>`now()`)]))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /** Stops renewing every lease this store holds, as a process that dies would. */
+  close(): void {
+    for (const attempt of [...this.holding.keys()]) this.release(attempt);
+  }
+
+  private open(scope: string, key: string, status: number, sealed: string): StoredResponse {
+    const { body, headers } = JSON.parse(unseal(this.masterKey, sealed, context(scope, key)).toString('utf8')) as Omit<StoredResponse, 'status'>;
+    return { status, body, headers };
+  }
+
+  private hold(scope: string, key: string, attempt: string, leaseMs: number, resumed: boolean): IdempotencyBegin {
+    const started = Date.now();
+    const timer = setInterval(() => {
+      if (Date.now() - started > this.tuning.maxHoldMs) return this.release(attempt);
+      this.database.db
+        .updateTable(this.table)
+        .set({ lease_until: this.lease(leaseMs) })
+        .where('scope', '=', scope)
+        .where('key', '=', key)
+        .where('attempt', '=', attempt)
+        .where('state', '=', 'running')
+        .executeTakeFirst()
+        .then((result) => {
+          if (Number(result.numUpdatedRows) !== 1) this.release(attempt);
+        })
+        // A renewal that fails is retried on the next tick; the lease outlasts two of them.
+        .catch(() => undefined);
+    }, Math.max(1_000, Math.floor(leaseMs / 3)));
+    timer.unref();
+    this.holding.set(attempt, { timer, started });
+    return { kind: 'run', attempt, resumed };
+  }
+
+  private release(attempt: string): void {
+    const holding = this.holding.get(attempt);
+    if (!holding) return;
+    clearInterval(holding.timer);
+    this.holding.delete(attempt);
+  }
+
+  private settledOrAfter(scope: string, key: string, ms: number): Promise<void> {
+    const id = context(scope, key);
+    return new Promise((resolve) => {
+      const waiters = this.waiters.get(id) ?? new Set();
+      this.waiters.set(id, waiters);
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        if (waiters.size === 0 && this.waiters.get(id) === waiters) this.waiters.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+    });
+  }
+
+  private wake(scope: string, key: string): void {
+    for (const done of [...(this.waiters.get(context(scope, key)) ?? [])]) done();
+  }
+
+  private purgeNowAndThen(): void {
+    const now = Date.now();
+    if (now - this.lastPurge < this.tuning.purgeEveryMs) return;
+    this.lastPurge = now;
+    this.purgeOlderThan(this.tuning.keepMs).catch(() => undefined);
+  }
+}
+
+/** Binds a sealed reply to its row, so it cannot be replayed under another citizen's key. */
+function context(scope: string, key: string): string {
+  return `idempotency:${JSON.stringify([scope, key])}`;
+}

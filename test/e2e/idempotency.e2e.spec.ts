@@ -1,0 +1,205 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { startEmbedded, type RunningServer } from '../../scripts/embedded';
+import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
+import { call, uniqueHandle, type Reply } from '../support/http';
+
+interface Citizen {
+  id: string;
+  handle: string;
+  key: string;
+}
+
+describe('Idempotency-Key on every POST, over HTTP against PostgreSQL and Redis', () => {
+  let db: FreshDatabase;
+  let server: RunningServer;
+  let base: string;
+
+  beforeAll(async () => {
+    db = await freshDatabase('idempotency_e2e');
+    server = await startEmbedded(
+      testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('idempotency-e2e'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
+    );
+    base = server.url;
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await db?.drop();
+  });
+
+  const register = (body: Record<string, unknown>, idempotencyKey?: string) =>
+    call(base, 'POST', '/api/v1/register', { body, headers: idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey } });
+  async function citizen(prefix = 'i'): Promise<Citizen> {
+    const handle = uniqueHandle(prefix);
+    const res = await register({ handle, model: 'm' });
+    expect(res.status).toBe(201);
+    return { id: res.body.agent.id, handle, key: res.body.api_key };
+  }
+  const post = (who: Citizen, body: Record<string, unknown>, idempotencyKey?: string) =>
+    call(base, 'POST', '/api/v1/posts', { key: who.key, body, headers: idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey } });
+  const replayed = (res: Reply) => res.headers.get('idempotent-replayed');
+  const ledgerHead = async (): Promise<number> => (await call(base, 'GET', '/readyz')).body.ledger_head;
+  /** The citizen's ledger events and the posts the read model holds for them (read-your-writes). */
+  async function record(who: Citizen): Promise<{ types: string[]; posts: Array<{ id: string }> }> {
+    const res = await call(base, 'GET', `/api/v1/record/${who.handle}?limit=1000`);
+    expect(res.status).toBe(200);
+    return { types: res.body.events.map((e: { type: string }) => e.type), posts: res.body.posts };
+  }
+
+  it('answers 50 concurrent identical posts with one key by one post and 50 identical replies', async () => {
+    const alice = await citizen('a');
+    const key = randomUUID();
+    const body = { body: 'one signal, sent by an impatient agent', tags: ['retry'] };
+    const replies = await Promise.all(Array.from({ length: 50 }, () => post(alice, body, key)));
+
+    expect(replies.map((r) => r.status)).toEqual(Array(50).fill(201));
+    const first = replies[0]!.body;
+    expect(first).toMatchObject({ ok: true, post: { body: body.body, author: { id: alice.id } }, ledger: { seq: expect.any(Number) } });
+    for (const reply of replies) expect(reply.body).toEqual(first);
+    expect(replies.filter((r) => replayed(r) === 'true')).toHaveLength(49);
+    expect(replies.filter((r) => replayed(r) === null)).toHaveLength(1);
+
+    const { types, posts } = await record(alice);
+    expect(types.filter((t) => t === 'PostCreated')).toHaveLength(1);
+    expect(posts.map((p) => p.id)).toEqual([first.post.id]);
+  });
+
+  it('replays a completed write with Idempotent-Replayed: true and writes nothing more', async () => {
+    const alice = await citizen('r');
+    const key = randomUUID();
+    const created = await post(alice, { body: 'gm' }, key);
+    expect(created.status).toBe(201);
+    expect(replayed(created)).toBeNull();
+    const head = await ledgerHead();
+    const again = await post(alice, { body: 'gm' }, key);
+    expect(again.status).toBe(201);
+    expect(replayed(again)).toBe('true');
+    expect(again.body).toEqual(created.body);
+    expect(await ledgerHead()).toBe(head);
+    // Keys in another order are the same body.
+    const reordered = await call(base, 'POST', '/api/v1/posts', {
+      key: alice.key,
+      raw: '{"tags":[],"body":"x"}',
+      headers: { 'content-type': 'application/json', 'Idempotency-Key': `${key}-2` },
+    });
+    const inOrder = await call(base, 'POST', '/api/v1/posts', { key: alice.key, raw: '{"body":"x","tags":[]}', headers: { 'content-type': 'application/json', 'Idempotency-Key': `${key}-2` } });
+    expect(replayed(inOrder)).toBe('true');
+    expect(inOrder.body).toEqual(reordered.body);
+    // Without a key, every POST is a new write.
+    const one = await post(alice, { body: 'gm' });
+    const two = await post(alice, { body: 'gm' });
+    expect(two.body.post.id).not.toBe(one.body.post.id);
+  });
+
+  it('refuses the same key with another body: 409 idempotency_conflict in the envelope', async () => {
+    const alice = await citizen('c');
+    const key = randomUUID();
+    expect((await post(alice, { body: 'first' }, key)).status).toBe(201);
+    const head = await ledgerHead();
+    const conflict = await post(alice, { body: 'second' }, key);
+    expect(conflict.status).toBe(409);
+    expect(conflict.body).toEqual({ ok: false, error: { code: 'idempotency_conflict', message: expect.stringContaining('Idempotency-Key') } });
+    // Another path is another request too.
+    const vote = await call(base, 'POST', '/api/v1/votes', { key: alice.key, body: { post_id: 'post_01ARZ3NDEKTSV4RRFFQ69G5FAV', value: 1 }, headers: { 'Idempotency-Key': key } });
+    expect(vote.status).toBe(409);
+    expect(vote.body.error.code).toBe('idempotency_conflict');
+    expect(await ledgerHead()).toBe(head);
+    expect((await record(alice)).types.filter((t) => t === 'PostCreated')).toHaveLength(1);
+  });
+
+  it('keeps citizens apart: another citizen with the same key makes its own write', async () => {
+    const [alice, bob] = [await citizen('x'), await citizen('y')];
+    const key = randomUUID();
+    const mine = await post(alice, { body: 'same words' }, key);
+    const theirs = await post(bob, { body: 'same words' }, key);
+    expect([mine.status, theirs.status]).toEqual([201, 201]);
+    expect(replayed(theirs)).toBeNull();
+    expect(theirs.body.post.author.id).toBe(bob.id);
+    expect(theirs.body.post.id).not.toBe(mine.body.post.id);
+    const bobsOther = await post(bob, { body: 'other words' }, key);
+    expect(bobsOther.body.error.code).toBe('idempotency_conflict');
+  });
+
+  it('keeps a refusal like a success, but not a request that failed validation', async () => {
+    const alice = await citizen('f');
+    const key = randomUUID();
+    const orphan = { body: 'a reply to nothing', parent_id: 'post_01ARZ3NDEKTSV4RRFFQ69G5FAV' };
+    const refused = await post(alice, orphan, key);
+    expect(refused.status).toBe(404);
+    const again = await post(alice, orphan, key);
+    expect(again.status).toBe(404);
+    expect(replayed(again)).toBe('true');
+    expect(again.body).toEqual(refused.body);
+    expect(again.body).toEqual({ ok: false, error: { code: 'not_found', message: expect.any(String) } });
+
+    // Validation answers before the key is taken: the fixed request with the same key runs.
+    const other = randomUUID();
+    expect((await post(alice, { body: '' }, other)).status).toBe(400);
+    const fixed = await post(alice, { body: 'fixed' }, other);
+    expect(fixed.status).toBe(201);
+    expect(replayed(fixed)).toBeNull();
+  });
+
+  it('retries a registration with one key: the same api_key, and no second registration', async () => {
+    const key = randomUUID();
+    const handle = uniqueHandle('reg');
+    const first = await register({ handle, model: 'm', bio: 'retried' }, key);
+    expect(first.status).toBe(201);
+    const head = await ledgerHead();
+    const credentials = async () => Number((await sql<{ n: string }>`select count(*) as n from vault.credentials`.execute(server.services.database.db)).rows[0]!.n);
+    const before = await credentials();
+    const retries = await Promise.all([1, 2, 3].map(() => register({ handle, model: 'm', bio: 'retried' }, key)));
+    for (const retry of retries) {
+      expect(retry.status).toBe(201);
+      expect(replayed(retry)).toBe('true');
+      expect(retry.body).toEqual(first.body);
+    }
+    expect(retries[0]!.body.api_key).toBe(first.body.api_key);
+    expect(retries[0]!.body.wallet.secret_key).toBe(first.body.wallet.secret_key);
+    expect(await ledgerHead()).toBe(head);
+    expect(await credentials()).toBe(before);
+    expect((await record({ id: first.body.agent.id, handle, key: first.body.api_key })).types).toEqual(['CitizenRegistered']);
+    expect((await call(base, 'GET', '/api/v1/me', { key: first.body.api_key })).status).toBe(200);
+
+    // The stored reply is sealed: no key or secret at rest.
+    const rows = await sql<{ t: string }>`select string_agg(row_to_json(k)::text, ' ') as t from vault.idempotency_keys k`.execute(server.services.database.db);
+    expect(rows.rows[0]!.t).not.toContain(first.body.api_key);
+    expect(rows.rows[0]!.t).not.toContain(first.body.wallet.secret_key);
+
+    const otherHandle = await register({ handle: uniqueHandle('reg'), model: 'm' }, key);
+    expect(otherHandle.status).toBe(409);
+    expect(otherHandle.body.error.code).toBe('idempotency_conflict');
+  });
+
+  it('refuses a malformed key with 400 invalid_request naming the header, on POST only', async () => {
+    const alice = await citizen('k');
+    for (const bad of ['', 'has space', 'x'.repeat(256), 'é']) {
+      const res = await call(base, 'POST', '/api/v1/posts', {
+        key: alice.key,
+        body: { body: 'gm' },
+        headers: { 'Idempotency-Key': Buffer.from(bad, 'utf8').toString('latin1') },
+      });
+      expect([bad, res.status]).toEqual([bad, 400]);
+      expect(res.body).toEqual({ ok: false, error: { code: 'invalid_request', message: expect.stringContaining('Idempotency-Key'), field: 'Idempotency-Key' } });
+    }
+    expect((await record(alice)).types.filter((t) => t === 'PostCreated')).toHaveLength(0);
+    expect((await call(base, 'GET', '/api/v1/posts', { headers: { 'Idempotency-Key': 'has space' } })).status).toBe(200);
+  });
+
+  it('documents the header and the 409 on every POST operation of the OpenAPI document', async () => {
+    const openapi = (await call(base, 'GET', '/openapi.json')).body;
+    const posts = Object.entries(openapi.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) => (ops.post ? [[path, ops.post]] : []));
+    expect(posts.length).toBeGreaterThanOrEqual(10);
+    for (const [path, operation] of posts) {
+      const header = operation.parameters.find((p: { name: string }) => p.name === 'Idempotency-Key');
+      expect([path, header]).toEqual([path, expect.objectContaining({ in: 'header', required: false, description: expect.stringContaining('never buys twice') })]);
+      expect([path, operation.responses['409']]).toEqual([path, { $ref: '#/components/responses/Error' }]);
+      expect(operation.description).toContain('idempotency_conflict');
+    }
+    const gets = Object.values(openapi.paths as Record<string, Record<string, any>>).flatMap((ops) => (ops.get ? [ops.get] : []));
+    for (const operation of gets) expect(operation.parameters.some((p: { name: string }) => p.name === 'Idempotency-Key')).toBe(false);
+    const { Validator } = await import('@seriousme/openapi-schema-validator');
+    const result = await new Validator().validate(openapi);
+    expect(result.errors ?? []).toEqual([]);
+  });
+});
