@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import bs58 from 'bs58';
 import {
+  ComputeBudgetProgram,
   Keypair,
   LAMPORTS_PER_SOL,
   PublicKey,
@@ -14,10 +15,11 @@ import {
   VersionedTransaction,
 } from '@solana/web3.js';
 import { sql } from 'kysely';
-import { SolanaChain, buildSolTransfer, recentBlockhash, signTransaction, solToLamports } from '@svc/chain';
+import { SolanaChain, buildSolTransfer, messageHash, recentBlockhash, signTransaction, solToLamports } from '@svc/chain';
 import type { LedgerEntry } from '@svc/ledger';
-import { startServer, type RunningServer } from '../../apps/api/src/server';
-import { recoverAwards } from '../../apps/api/src/commands/awardBounty';
+import type { RunningApi } from '../../apps/api/src/server';
+import { startEmbedded, type RunningServer } from '../../scripts/embedded';
+import { bountyHold } from '../../apps/api/src/commands/awardBounty';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call, uniqueHandle } from '../support/http';
 import { startSecondApi } from '../support/servers';
@@ -35,18 +37,18 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
   let db: FreshDatabase;
   let server: RunningServer;
   /** A second API process on the same databases, Redis and chain, as in the distributed deployment. */
-  let second: RunningServer;
+  let second: RunningApi;
   let base: string;
 
   beforeAll(async () => {
     db = await freshDatabase('award');
-    server = await startServer(
+    server = await startEmbedded(
       testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('award'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
       // The recovery passes in these tests are run by the tests themselves, so they can watch what each one does.
-      { withProjector: true, awardRecoveryEveryMs: 3_600_000 },
+      { outboxRecoveryEveryMs: 3_600_000 },
     );
     base = server.url;
-    second = await startSecondApi(server, {}, { awardRecoveryEveryMs: 3_600_000 });
+    second = await startSecondApi(server);
   }, 60_000);
   afterAll(async () => {
     await second?.close();
@@ -55,6 +57,12 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
   });
 
   const connection = () => server.services.chain.connection;
+  /** The live outbox row holding a bounty's one payment (a failed payment holds nothing). */
+  const heldRow = (bountyId: string) => server.services.pipeline.outbox.byHold(bountyHold(bountyId));
+  /** One recovery pass of a process's pipeline, read per bounty. */
+  const recoverAwards = async (services: RunningApi['services']) =>
+    (await services.pipeline.recover()).map((settled) => ({ bounty_id: settled.hold_key!.replace(/^bounty:/, ''), outcome: settled.outcome }));
+  const whereHeld = (bountyId: string) => sql`hold_key = ${bountyHold(bountyId)} and state <> 'failed'`;
 
   async function citizen(prefix: string, extra: Record<string, unknown> = {}): Promise<Citizen> {
     const handle = uniqueHandle(prefix);
@@ -153,7 +161,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     const awarded = awardsOf(entries, bountyId);
     expect(awarded).toEqual([expect.objectContaining({ seq: res.body.ledger.seq, hash: res.body.ledger.hash })]);
     expect(awarded[0]!.data).toEqual({ bounty_id: bountyId, submission_id: submissionId, winner_id: submitter.id, reward_sol: 0.123456789, signature: res.body.signature });
-    expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'done', signature: res.body.signature });
+    expect(await heldRow(bountyId)).toMatchObject({ state: 'done', signature: res.body.signature });
     const record = await call(base, 'GET', `/api/v1/record/${poster.handle}`);
     expect(record.body.actions).toEqual([expect.objectContaining({ action: 'award_payment', signature: res.body.signature })]);
     expect(record.body.events.map((e: LedgerEntry) => e.type)).toEqual(['CitizenRegistered', 'BountyPosted', 'ActionRecorded', 'BountyAwarded']);
@@ -212,7 +220,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     expect(refused.body.error.code).toBe('insufficient');
     expect(refused.body.error.message).toContain('holds 0.2 SOL; this needs 0.500005 SOL (0.5 SOL + 0.000005 SOL network fee)');
     expect(await bountyStatus(bountyId)).toBe('open');
-    expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+    expect(await heldRow(bountyId)).toBeUndefined();
     expect(await balance(submitter.wallet)).toBe(0n);
 
     await fund(poster.wallet, 1);
@@ -243,7 +251,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
       message: expect.stringMatching(/cannot cover/),
       logs: expect.arrayContaining([expect.stringMatching(/Transfer: insufficient lamports \d+, need 500000000/)]),
     });
-    expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+    expect(await heldRow(bountyId)).toBeUndefined();
     expect(await bountyStatus(bountyId)).toBe('open');
     expect(await transfersOutOf(poster.wallet)).toEqual([]);
   });
@@ -278,13 +286,16 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
   function decodeUnsigned(base64: string) {
     const tx = VersionedTransaction.deserialize(Buffer.from(base64, 'base64'));
     expect(tx.signatures.every((s) => s.every((byte) => byte === 0))).toBe(true);
-    expect(tx.message.compiledInstructions).toHaveLength(1);
-    const [ix] = tx.message.compiledInstructions;
+    // The transfer, and a compute-budget instruction that carries the reference (its program ignores accounts).
+    expect(tx.message.compiledInstructions).toHaveLength(2);
+    const [budget, ix] = tx.message.compiledInstructions;
     const keys = tx.message.staticAccountKeys;
+    const accountsOf = (i: typeof ix) => i!.accountKeyIndexes.map((k) => ({ pubkey: keys[k]!, isSigner: tx.message.isAccountSigner(k), isWritable: tx.message.isAccountWritable(k) }));
+    expect(keys[budget!.programIdIndex]!.equals(ComputeBudgetProgram.programId)).toBe(true);
     expect(keys[ix!.programIdIndex]!.equals(SystemProgram.programId)).toBe(true);
-    const accounts = ix!.accountKeyIndexes.map((i) => ({ pubkey: keys[i]!, isSigner: tx.message.isAccountSigner(i), isWritable: tx.message.isAccountWritable(i) }));
-    const transfer = SystemInstruction.decodeTransfer(new TransactionInstruction({ programId: keys[ix!.programIdIndex]!, keys: accounts, data: Buffer.from(ix!.data) }));
-    return { tx, transfer, reference: accounts[2]! };
+    const transfer = SystemInstruction.decodeTransfer(new TransactionInstruction({ programId: keys[ix!.programIdIndex]!, keys: accountsOf(ix), data: Buffer.from(ix!.data) }));
+    expect(accountsOf(ix)).toHaveLength(2);
+    return { tx, transfer, reference: accountsOf(budget)[0]! };
   }
 
   /** What a poster does with an unsigned award: sign it with their own key and send it to the chain themselves. */
@@ -298,7 +309,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
   }
 
   /** Lets the next recovery pass look at a bounty's outbox row now rather than when its lease ends. */
-  const dueNow = (bountyId: string) => sql`update vault.award_outbox set lease_until = now() where bounty_id = ${bountyId}`.execute(server.services.database.db);
+  const dueNow = (bountyId: string) => sql`update vault.chain_outbox set lease_until = now() where ${whereHeld(bountyId)}`.execute(server.services.database.db);
 
   it('with execute=false hands out the unsigned transfer, holds the bounty for it, and records it once the poster sends it', async () => {
     const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
@@ -343,7 +354,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     const entries = await ledgerEntries();
     expect(awardsOf(entries, bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature, reward_sol: 0.3, winner_id: submitter.id }) })]);
     expect(paymentsOf(entries, bountyId)).toHaveLength(1);
-    expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'done', signature });
+    expect(await heldRow(bountyId)).toMatchObject({ state: 'done', signature });
     expect(await balance(submitter.wallet)).toBe(300_000_000n);
     expect(await transfersOutOf(poster.wallet)).toEqual([signature]);
     const after = await award(poster, bountyId, { submission_id: submissionId, execute: false });
@@ -384,16 +395,16 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     const broke = await award(poster, bountyId, { submission_id: submissionId, execute: false });
     expect(broke.status).toBe(400);
     expect(broke.body.error.code).toBe('insufficient');
-    expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+    expect(await heldRow(bountyId)).toBeUndefined();
 
     await fund(poster.wallet, 1);
     const handed = await award(poster, bountyId, { submission_id: submissionId, execute: false });
     expect(handed.status).toBe(200);
     // Its blockhash expires (the chain passes its last valid height) and nobody sent it.
     const height = await connection().getBlockHeight('confirmed');
-    await sql`update vault.award_outbox set last_valid_block_height = ${height - 1}, lease_until = now() where bounty_id = ${bountyId}`.execute(server.services.database.db);
+    await sql`update vault.chain_outbox set last_valid_block_height = ${height - 1}, lease_until = now() where ${whereHeld(bountyId)}`.execute(server.services.database.db);
     expect(await recoverAwards(server.services)).toEqual([{ bounty_id: bountyId, outcome: 'released' }]);
-    expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+    expect(await heldRow(bountyId)).toBeUndefined();
     expect(await bountyStatus(bountyId)).toBe('open');
 
     const paid = await award(poster, bountyId, { submission_id: submissionId });
@@ -437,7 +448,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     }
     // The recovery pass only looks once the blockhash has expired: a miss now would free the bounty.
     const height = await connection().getBlockHeight('confirmed');
-    await sql`update vault.award_outbox set last_valid_block_height = ${height - 1}, lease_until = now() where bounty_id = ${bountyId}`.execute(server.services.database.db);
+    await sql`update vault.chain_outbox set last_valid_block_height = ${height - 1}, lease_until = now() where ${whereHeld(bountyId)}`.execute(server.services.database.db);
     expect(await recoverAwards(server.services)).toEqual([{ bounty_id: bountyId, outcome: 'recorded' }]);
     expect(await bountyStatus(bountyId)).toBe('awarded');
     expect((await award(poster, bountyId, { submission_id: submissionId })).status).toBe(409);
@@ -454,7 +465,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
       expect(res.status).toBe(503);
       expect(res.body.error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/still holds it/) });
     }
-    expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'unsigned' });
+    expect(await heldRow(bountyId)).toMatchObject({ state: 'unsigned' });
   });
 
   it('answers 503 when the Solana RPC cannot be reached, pays nothing, and leaves the bounty awardable', async () => {
@@ -463,10 +474,10 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.01);
     for (const res of await awardsWithTheRpcDown(poster, bountyId, submissionId)) {
       expect(res.status).toBe(503);
-      expect(res.body.error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/could not be reached.*nothing was paid/) });
+      expect(res.body.error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/could not be reached.*nothing was sent/) });
       expect(res.headers.get('retry-after')).toBe('5');
     }
-    expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+    expect(await heldRow(bountyId)).toBeUndefined();
     expect((await award(poster, bountyId, { submission_id: submissionId })).status).toBe(200);
   });
 
@@ -494,7 +505,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     expect(res.status).toBe(503);
     expect(res.body.error).toMatchObject({ code: 'unavailable', signature: expect.any(String) });
     // Not "nothing was paid": the bounty stays held, and the payment did land.
-    expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'sent', signature: res.body.error.signature });
+    expect(await heldRow(bountyId)).toMatchObject({ state: 'sent', signature: res.body.error.signature });
     expect((await award(poster, bountyId, { submission_id: submissionId })).status).toBe(409);
     expect(await recoverAwards(server.services)).toEqual([{ bounty_id: bountyId, outcome: 'recorded' }]);
     expect(await bountyStatus(bountyId)).toBe('awarded');
@@ -520,19 +531,19 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
       expect(res.body.error).toMatchObject({ code: 'unavailable', signature: expect.any(String) });
       const signature = res.body.error.signature as string;
       expect(await balance(submitter.wallet)).toBe(200_000_000n);
-      expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'sent', signature });
+      expect(await heldRow(bountyId)).toMatchObject({ state: 'sent', signature });
       // Meanwhile nobody else can pay it.
       expect((await award(poster, bountyId, { submission_id: submissionId })).body.error).toMatchObject({ code: 'bounty_closed', message: expect.stringMatching(/in progress/) });
 
       expect(await recoverAwards(server.services)).toEqual([{ bounty_id: bountyId, outcome: 'recorded' }]);
-      expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'done', signature });
+      expect(await heldRow(bountyId)).toMatchObject({ state: 'done', signature });
 
       // A crash after the append but before the row was marked done: the next pass finds it recorded.
-      await sql`update vault.award_outbox set state = 'sent', lease_until = now() where bounty_id = ${bountyId}`.execute(server.services.database.db);
+      await sql`update vault.chain_outbox set state = 'sent', lease_until = now() where ${whereHeld(bountyId)}`.execute(server.services.database.db);
       expect(await recoverAwards(second.services)).toEqual([{ bounty_id: bountyId, outcome: 'recorded' }]);
       expect(await recoverAwards(server.services)).toEqual([]);
 
-      expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'done', signature });
+      expect(await heldRow(bountyId)).toMatchObject({ state: 'done', signature });
       const entries = await ledgerEntries();
       expect(awardsOf(entries, bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature }) })]);
       expect(paymentsOf(entries, bountyId)).toHaveLength(1);
@@ -543,15 +554,20 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
 
     /** What the award handler leaves when it stops after storing the signed payment and before sending it. */
     async function storedButNotSent(poster: Citizen, winner: Citizen, bountyId: string, submissionId: string, lamports: bigint, expired: boolean) {
-      const { awardOutbox } = server.services;
-      const attemptId = `award_test_${randomBytes(4).toString('hex')}`;
-      expect(await awardOutbox.reserve({ bountyId, attemptId, posterId: poster.id, submissionId, leaseMs: 0 })).toEqual({ ok: true });
+      const { outbox } = server.services.pipeline;
+      const [id, attemptId] = [`act_test_${randomBytes(4).toString('hex')}`, randomBytes(8).toString('hex')];
+      const record = { type: 'AwardBounty', agentId: poster.id, data: { bounty_id: bountyId, submission_id: submissionId } };
+      expect(
+        await outbox.reserve({ id, attemptId, agentId: poster.id, action: 'award_payment', holdKey: bountyHold(bountyId), record, summary: { bounty_id: bountyId }, leaseMs: 0 }),
+      ).toEqual({ ok: true });
       const recent = await recentBlockhash(connection());
-      const signed = signTransaction(buildSolTransfer({ from: poster.wallet, to: winner.wallet, lamports }, recent), [poster.keypair!], recent);
+      const transfer = buildSolTransfer({ from: poster.wallet, to: winner.wallet, lamports }, recent);
+      const signed = signTransaction(transfer, [poster.keypair!], recent);
       const height = await connection().getBlockHeight('confirmed');
       expect(
-        await awardOutbox.recordSigned(bountyId, attemptId, {
+        await outbox.markSigned(id, attemptId, {
           signature: signed.signature,
+          messageHash: messageHash(transfer.message),
           transaction: Buffer.from(signed.wire).toString('base64'),
           blockhash: signed.blockhash,
           // An expired blockhash is one whose last valid height the chain has passed.
@@ -573,7 +589,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
       const passes = await Promise.all([recoverAwards(server.services), recoverAwards(second.services)]);
       expect(passes.flat()).toEqual([{ bounty_id: bountyId, outcome: 'recorded' }]);
 
-      expect(await server.services.awardOutbox.get(bountyId)).toMatchObject({ state: 'done', signature });
+      expect(await heldRow(bountyId)).toMatchObject({ state: 'done', signature });
       expect(await balance(submitter.wallet)).toBe(40_000_000n);
       expect(await transfersOutOf(poster.wallet)).toEqual([signature]);
       expect(awardsOf(await ledgerEntries(), bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature }) })]);
@@ -585,9 +601,10 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
       const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.04);
       await storedButNotSent(poster, submitter, bountyId, submissionId, solToLamports(0.04), true);
 
-      expect(await recoverAwards(server.services)).toEqual([{ bounty_id: bountyId, outcome: 'released' }]);
+      // Marked failed (kept, with why), which frees the bounty.
+      expect(await recoverAwards(server.services)).toEqual([{ bounty_id: bountyId, outcome: 'failed' }]);
 
-      expect(await server.services.awardOutbox.get(bountyId)).toBeUndefined();
+      expect(await heldRow(bountyId)).toBeUndefined();
       expect(await bountyStatus(bountyId)).toBe('open');
       expect(await balance(submitter.wallet)).toBe(0n);
       const paid = await award(poster, bountyId, { submission_id: submissionId });

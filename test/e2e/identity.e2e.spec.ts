@@ -4,7 +4,7 @@ import bs58 from 'bs58';
 import { Keypair } from '@solana/web3.js';
 import { sql } from 'kysely';
 import { checkServedEntry, GENESIS_HASH, type LedgerEntry } from '@svc/ledger';
-import { startServer, type RunningServer } from '../../apps/api/src/server';
+import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call, uniqueHandle } from '../support/http';
 
@@ -15,9 +15,8 @@ describe('identity, over HTTP against PostgreSQL and Redis', () => {
 
   beforeAll(async () => {
     db = await freshDatabase('identity');
-    server = await startServer(
+    server = await startEmbedded(
       testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('identity'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
-      { withProjector: true },
     );
     base = server.url;
   }, 60_000);
@@ -89,7 +88,7 @@ describe('identity, over HTTP against PostgreSQL and Redis', () => {
   it.each([
     [{ custody: 'self' }, 400, 'invalid_request', 'public_key'],
     [{ custody: 'self', public_key: '11111111111111111111111111111111111' }, 400, 'invalid_pubkey', 'public_key'],
-    [{ custody: 'self', public_key: 'not-base58-0OIl' }, 400, 'invalid_request', 'public_key'],
+    [{ custody: 'self', public_key: 'not-base58-0OIl' }, 400, 'invalid_pubkey', 'public_key'],
     [{ custody: 'service', public_key: Keypair.generate().publicKey.toBase58() }, 400, 'invalid_request', 'public_key'],
   ])('refuses a bad custody request %j', async (extra, status, code, field) => {
     const res = await register({ handle: uniqueHandle('bad'), model: 'm', ...extra });
@@ -291,9 +290,7 @@ describe('registration throttle', () => {
 
   beforeAll(async () => {
     db = await freshDatabase('throttle');
-    server = await startServer(testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('throttle'), REGISTER_PER_IP_PER_HOUR: '3', RATE_LIMIT_RPS: '2' }), {
-      withProjector: true,
-    });
+    server = await startEmbedded(testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('throttle'), REGISTER_PER_IP_PER_HOUR: '3', RATE_LIMIT_RPS: '2' }));
   }, 60_000);
   afterAll(async () => {
     await server?.close();

@@ -15,6 +15,8 @@ export class ChainError extends Error {
     readonly logs: string[] = [],
     /** Set when the transaction landed (tx_failed), so the caller can look it up. */
     readonly signature?: string,
+    /** More facts for the caller, e.g. the lamports needed and available of `insufficient`. */
+    readonly extra: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = 'ChainError';
@@ -22,7 +24,7 @@ export class ChainError extends Error {
 
   /** The shape of a domain rejection, so the API maps it like any other (`logs` joins the error envelope). */
   get rejection(): { code: ChainErrorCode; message: string; details: Record<string, unknown> } {
-    return { code: this.code, message: this.message, details: this.signature ? { logs: this.logs, signature: this.signature } : { logs: this.logs } };
+    return { code: this.code, message: this.message, details: { ...this.extra, logs: this.logs, ...(this.signature ? { signature: this.signature } : {}) } };
   }
 }
 

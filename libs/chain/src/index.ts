@@ -2,3 +2,6 @@ export * from './solanaChain';
 export * from './lamports';
 export * from './errors';
 export * from './transactions';
+export * from './handout';
+export * from './pipeline';
+export * from './tokens';

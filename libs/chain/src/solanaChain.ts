@@ -15,50 +15,89 @@ export interface ChainOptions {
   fetch?: typeof fetch;
 }
 
+/** Jupiter's Price API V3 takes at most this many ids a request. */
+const PRICE_IDS_PER_REQUEST = 50;
+/** Mints whose prices are remembered; the least recently priced go first. */
+const PRICES_KEPT = 10_000;
+
+/** A price the source gave (null: it answered, and has no price for the mint), and when it was asked. */
+interface KnownPrice {
+  at: number;
+  value: number | null;
+}
+
 /** The service's one way to Solana: web3.js over JSON-RPC, and a Jupiter-compatible price API. */
 export class SolanaChain {
   readonly connection: Connection;
-  /** The last price the source gave, and when. */
-  private lastPrice?: { at: number; value: number };
-  /** The lookup in flight, and when it started. */
-  private lookup?: { at: number; value: Promise<number | null> };
+  /** By mint: the last answer the price source gave. */
+  private readonly prices = new Map<string, KnownPrice>();
+  /** By mint: the lookup in flight; it settles once `prices` holds its answer (or it failed). */
+  private readonly lookups = new Map<string, Promise<void>>();
 
   constructor(readonly options: ChainOptions) {
     this.connection = new Connection(options.rpcUrl, { commitment: 'confirmed', wsEndpoint: options.wsUrl });
   }
 
-  /**
-   * SOL/USD, looked up at most once a minute, one lookup at a time; null when no price API is configured,
-   * or it has not answered for five minutes. While a lookup is in flight or failing, callers get the last
-   * known price at once rather than waiting on a slow source; a failed lookup is tried again by the next
-   * caller.
-   */
-  solUsd(now = Date.now()): Promise<number | null> {
-    const last = this.lastPrice;
-    if (last && now - last.at < PRICE_TTL_MS) return Promise.resolve(last.value);
-    if (!this.lookup) {
-      const lookup = { at: now, value: this.fetchSolUsd() };
-      this.lookup = lookup;
-      void lookup.value.then((value) => {
-        if (value !== null) this.lastPrice = { at: lookup.at, value };
-        if (this.lookup === lookup) this.lookup = undefined;
-      });
-    }
-    if (last && now - last.at < PRICE_STALE_MS) return Promise.resolve(last.value);
-    return this.lookup!.value;
+  /** SOL/USD, as usdPrices prices any mint (SOL is wrapped SOL's mint). */
+  async solUsd(now = Date.now()): Promise<number | null> {
+    return (await this.usdPrices([WRAPPED_SOL_MINT], now)).get(WRAPPED_SOL_MINT) ?? null;
   }
 
-  private async fetchSolUsd(): Promise<number | null> {
+  /**
+   * USD prices of whole tokens by mint, each looked up at most once a minute, one lookup at a time, and all
+   * the mints due in one request (50 ids each). A price is null when no price API is configured, when the
+   * source has no price for the mint, or when it has not answered for five minutes. While a lookup is in
+   * flight or failing, callers get the last known price at once rather than waiting on a slow source; a
+   * failed lookup is tried again by the next caller. Never throws.
+   */
+  async usdPrices(mints: Iterable<string>, now = Date.now()): Promise<Map<string, number | null>> {
+    const wanted = [...new Set(mints)];
+    const due = wanted.filter((mint) => {
+      const known = this.prices.get(mint);
+      return !(known && now - known.at < PRICE_TTL_MS) && !this.lookups.has(mint);
+    });
+    for (let i = 0; i < due.length; i += PRICE_IDS_PER_REQUEST) this.lookUp(due.slice(i, i + PRICE_IDS_PER_REQUEST), now);
+    const usable = (mint: string) => {
+      const known = this.prices.get(mint);
+      return known && now - known.at < PRICE_STALE_MS ? known : undefined;
+    };
+    await Promise.all(wanted.filter((mint) => !usable(mint)).map((mint) => this.lookups.get(mint)));
+    return new Map(wanted.map((mint) => [mint, usable(mint)?.value ?? null]));
+  }
+
+  private lookUp(mints: string[], at: number): void {
+    const done = this.fetchUsdPrices(mints).then((found) => {
+      for (const mint of mints) {
+        if (this.lookups.get(mint) === done) this.lookups.delete(mint);
+        if (!found) continue;
+        this.prices.delete(mint);
+        this.prices.set(mint, { at, value: found.get(mint) ?? null });
+      }
+      for (const mint of this.prices.keys()) {
+        if (this.prices.size <= PRICES_KEPT) break;
+        this.prices.delete(mint);
+      }
+    });
+    for (const mint of mints) this.lookups.set(mint, done);
+  }
+
+  /** The source's prices for `mints` (a mint it cannot price is absent), or undefined when it did not answer. */
+  private async fetchUsdPrices(mints: string[]): Promise<Map<string, number> | undefined> {
     const base = this.options.priceUrl;
-    if (!base) return null;
+    if (!base) return new Map();
     try {
-      const res = await (this.options.fetch ?? fetch)(`${base.replace(/\/+$/, '')}/price/v3?ids=${WRAPPED_SOL_MINT}`, { signal: AbortSignal.timeout(5000) });
-      if (!res.ok) return null;
-      const body = (await res.json()) as Record<string, { usdPrice?: unknown } | undefined>;
-      const price = Number(body[WRAPPED_SOL_MINT]?.usdPrice);
-      return Number.isFinite(price) && price > 0 ? price : null;
+      const res = await (this.options.fetch ?? fetch)(`${base.replace(/\/+$/, '')}/price/v3?ids=${mints.join(',')}`, { signal: AbortSignal.timeout(5000) });
+      if (!res.ok) return undefined;
+      const body = (await res.json()) as Record<string, { usdPrice?: unknown } | null | undefined> | null;
+      if (!body || typeof body !== 'object') return undefined;
+      const found = new Map<string, number>();
+      for (const mint of mints) {
+        const price = Number(body[mint]?.usdPrice);
+        if (Number.isFinite(price) && price > 0) found.set(mint, price);
+      }
+      return found;
     } catch {
-      return null;
+      return undefined;
     }
   }
 

@@ -156,8 +156,9 @@ export async function assertCanPay(connection: Connection, wallet: WalletAddress
   const needed = payment.lamports + payment.fee;
   const sol = (lamports: bigint) => `${lamportsToSol(lamports)} SOL`;
   const parts = `${sol(payment.lamports)} + ${sol(payment.fee)} network fee`;
+  const amounts = { needed_lamports: Number(needed), available_lamports: Number(balance) };
   if (balance < needed) {
-    throw new ChainError('insufficient', `the wallet ${publicKeyOf(wallet).toBase58()} holds ${sol(balance)}; this needs ${sol(needed)} (${parts})`);
+    throw new ChainError('insufficient', `the wallet ${publicKeyOf(wallet).toBase58()} holds ${sol(balance)}; this needs ${sol(needed)} (${parts})`, [], undefined, amounts);
   }
   const left = balance - needed;
   if (left > 0n && left < rentMinimum) {
@@ -165,6 +166,9 @@ export async function assertCanPay(connection: Connection, wallet: WalletAddress
       'insufficient',
       `the wallet ${publicKeyOf(wallet).toBase58()} holds ${sol(balance)}; paying ${sol(needed)} (${parts}) would leave ${sol(left)}, ` +
         `below the ${sol(rentMinimum)} an account must keep; add funds or leave nothing`,
+      [],
+      undefined,
+      { ...amounts, needed_lamports: Number(needed + rentMinimum - left) },
     );
   }
   return { balance };

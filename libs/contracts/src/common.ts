@@ -8,12 +8,11 @@ export const handle: JsonSchema = {
   description: '2-31 letters, digits, `_` or `-`; unique regardless of case',
 };
 
+/** A malformed key is refused as `invalid_pubkey` (the validator maps this format), not `invalid_request`. */
 export const base58PublicKey: JsonSchema = {
   type: 'string',
-  minLength: 32,
-  maxLength: 44,
-  pattern: '^[1-9A-HJ-NP-Za-km-z]+$',
-  description: 'base58 Solana public key',
+  format: 'solana-pubkey',
+  description: 'base58 Solana public key (32 bytes)',
 };
 
 export const millis: JsonSchema = { type: 'integer', minimum: 0, maximum: 8640000000000000, description: 'milliseconds since the epoch' };

@@ -1,5 +1,6 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import bs58 from 'bs58';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -7,11 +8,26 @@ export interface Invalid {
   /** Dotted path of the offending field, e.g. `handle` or `tags.3`; empty for the body itself. */
   field: string;
   message: string;
+  /** The error code when it is more precise than `invalid_request` (a malformed key is `invalid_pubkey`). */
+  code?: string;
+}
+
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+/** A Solana address: base58 of exactly 32 bytes (on the curve or not: program-derived addresses are keys too). */
+export function isBase58PublicKey(text: string): boolean {
+  if (!BASE58.test(text)) return false;
+  try {
+    return bs58.decode(text).length === 32;
+  } catch {
+    return false;
+  }
 }
 
 function makeAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({ allErrors: false, useDefaults: true, coerceTypes, strict: false });
   addFormats(ajv);
+  ajv.addFormat('solana-pubkey', { type: 'string', validate: isBase58PublicKey });
   return ajv;
 }
 
@@ -30,6 +46,9 @@ function describe(error: ErrorObject, where: string): Invalid {
   if (error.keyword === 'enum') {
     const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ');
     return { field, message: `${subject} must be one of ${allowed}` };
+  }
+  if (error.keyword === 'format' && (error.params as { format: string }).format === 'solana-pubkey') {
+    return { field, message: `${subject} is not a base58 Solana public key (32 bytes)`, code: 'invalid_pubkey' };
   }
   if (error.keyword === 'additionalProperties') {
     const extra = (error.params as { additionalProperty: string }).additionalProperty;

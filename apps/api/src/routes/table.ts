@@ -6,6 +6,9 @@ import agents from './identity/agents';
 import me from './identity/me';
 import meAck from './identity/meAck';
 import register from './identity/register';
+import wallet from './wallet/wallet';
+import transfer from './wallet/transfer';
+import txSubmit from './trading/txSubmit';
 import rotate from './keys/rotate';
 import setNote from './memory/setNote';
 import getNotes from './memory/getNotes';
@@ -46,6 +49,9 @@ export function routeTable(): RouteSpec[] {
     meAck,
     agents,
     agent,
+    wallet,
+    transfer,
+    txSubmit,
     createPost,
     listPosts,
     getPost,

@@ -21,7 +21,7 @@ export default defineRoute<{ submission_id: string; execute: boolean }, unknown,
   body: awardBody,
   response: awardResponse,
   errors: ['not_found', 'not_poster', 'bounty_closed', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
-  async handle({ body, params, agentId }, services) {
-    return { body: await awardBounty(services, agentId!, { bountyId: params.id, submissionId: body.submission_id, execute: body.execute }) };
+  async handle({ body, params, agentId, idempotencyKey }, services) {
+    return { body: await awardBounty(services, agentId!, { bountyId: params.id, submissionId: body.submission_id, execute: body.execute, idempotencyKey }) };
   },
 });

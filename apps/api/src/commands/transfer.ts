@@ -1,0 +1,134 @@
+import { PublicKey, SystemProgram, TransactionInstruction, type Connection } from '@solana/web3.js';
+import { TOKEN_2022_PROGRAM_ID, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  assertCanPay,
+  isRpcUnreachable,
+  mintInfo,
+  parsePublicKey,
+  rawToUi,
+  rpcUnavailable,
+  tokenBalanceRaw,
+  tokenTransferInstructions,
+  uiToRaw,
+  type ActionOutcome,
+} from '@svc/chain';
+import { Rejected, type Citizen } from '@svc/domain';
+import type { Services } from '../services';
+
+export const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
+const HANDLE = /^[A-Za-z0-9_-]{2,31}$/;
+const SOL_DECIMALS = 9;
+
+export interface TransferInput {
+  to: string;
+  amount: number;
+  mint?: string;
+  memo?: string;
+  execute: boolean;
+  idempotencyKey?: string;
+}
+
+/** `to` as a wallet: a citizen's handle or agent id at the ledger head, or any base58 address. */
+function recipientOf(services: Services, to: string): { wallet: PublicKey; agentId: string | null } {
+  const citizen = services.writer.view((state): Citizen | undefined => {
+    const byHandle = HANDLE.test(to) ? state.citizens.byHandle.get(to.toLowerCase()) : undefined;
+    const id = byHandle ?? (to.startsWith('agent_') ? to : undefined);
+    return id ? state.citizens.byId.get(id) : undefined;
+  });
+  if (citizen) return { wallet: new PublicKey(citizen.wallet), agentId: citizen.agentId };
+  // Base58 keys are 32-44 characters; anything shorter that looks like a handle is a citizen that does not exist.
+  if (to.startsWith('agent_') || (HANDLE.test(to) && to.length < 32)) throw new Rejected('not_found', `no citizen ${to}`, { field: 'to' });
+  const wallet = parsePublicKey(to, 'to');
+  const agentId = services.writer.view((state) => state.citizens.byWallet.get(wallet.toBase58()) ?? null);
+  return { wallet, agentId };
+}
+
+function memoInstruction(memo: string, signer: PublicKey): TransactionInstruction {
+  return new TransactionInstruction({ programId: MEMO_PROGRAM_ID, keys: [{ pubkey: signer, isSigner: true, isWritable: false }], data: Buffer.from(memo, 'utf8') });
+}
+
+/** Refuses a token transfer the wallet cannot make: no tokens at all, fewer than asked, or no SOL for the fee and a new account's rent. */
+async function checkTokenFunds(connection: Connection, owner: PublicKey, to: PublicKey, mint: PublicKey, info: { programId: PublicKey; decimals: number }, raw: bigint, fee: bigint) {
+  const held = await tokenBalanceRaw(connection, owner, mint, info.programId);
+  if (held === 0n) throw new Rejected('no_balance', `the wallet holds none of ${mint.toBase58()}`, { mint: mint.toBase58() });
+  if (held < raw) {
+    throw new Rejected('insufficient', `the wallet holds ${rawToUi(held, info.decimals)} of ${mint.toBase58()}; this needs ${rawToUi(raw, info.decimals)}`, {
+      needed: rawToUi(raw, info.decimals),
+      available: rawToUi(held, info.decimals),
+    });
+  }
+  const destination = getAssociatedTokenAddressSync(mint, to, false, info.programId);
+  const exists = (await connection.getAccountInfo(destination, 'confirmed')) !== null;
+  // An associated token account is 165 bytes, 170 under Token-2022 (its ImmutableOwner extension).
+  const size = info.programId.equals(TOKEN_2022_PROGRAM_ID) ? 170 : 165;
+  const rent = exists ? 0n : BigInt(await connection.getMinimumBalanceForRentExemption(size, 'confirmed'));
+  // The SOL side (fee, and the rent of the recipient's new token account) is checked like any payment.
+  await assertCanPay(connection, owner, { lamports: rent, fee });
+}
+
+/**
+ * POST /api/v1/transfer: SOL or any SPL / Token-2022 token from the caller's wallet to a citizen or an
+ * address, with an optional memo that goes on-chain (SPL Memo) and onto the ledger. Runs on the action
+ * pipeline, so a retried request never transfers twice and a confirmed transfer is never lost.
+ */
+export async function transfer(services: Services, agentId: string, input: TransferInput): Promise<Record<string, unknown>> {
+  const sender = services.writer.view((state) => state.citizens.byId.get(agentId))!;
+  const owner = new PublicKey(sender.wallet);
+  const mint = input.mint === undefined ? undefined : parsePublicKey(input.mint, 'mint');
+  let recipient = recipientOf(services, input.to);
+  if (!recipient.agentId && !recipient.wallet.equals(owner)) {
+    // Registered through another API process just now? Look at the true head before calling it a stranger.
+    await services.writer.sync();
+    recipient = recipientOf(services, input.to);
+  }
+  if (recipient.wallet.equals(owner)) throw new Rejected('invalid_request', 'to is your own wallet', { field: 'to' });
+  const connection = services.chain.connection;
+
+  let info: { programId: PublicKey; decimals: number } | undefined;
+  try {
+    info = mint ? await mintInfo(connection, mint) : undefined;
+  } catch (error) {
+    if (!(error instanceof Rejected) && isRpcUnreachable(error)) throw rpcUnavailable(error);
+    throw error;
+  }
+  const raw = uiToRaw(input.amount, info?.decimals ?? SOL_DECIMALS);
+  const to = recipient.wallet;
+  const summary = {
+    from: owner.toBase58(),
+    to: to.toBase58(),
+    to_agent_id: recipient.agentId,
+    amount: rawToUi(raw, info?.decimals ?? SOL_DECIMALS),
+    mint: mint?.toBase58() ?? null,
+    memo: input.memo ?? null,
+  };
+  const outcome = await services.pipeline.run({
+    action: 'transfer',
+    agentId,
+    wallet: sender.wallet,
+    sign: input.execute && sender.custody === 'service',
+    idempotencyKey: input.idempotencyKey,
+    record: { type: 'RecordAction', agentId, data: { action: 'transfer', wallet: sender.wallet, details: summary } },
+    summary,
+    async build() {
+      const move =
+        mint && info
+          ? tokenTransferInstructions({ owner, to, mint, programId: info.programId, decimals: info.decimals, raw })
+          : [SystemProgram.transfer({ fromPubkey: owner, toPubkey: to, lamports: raw })];
+      return { instructions: input.memo ? [...move, memoInstruction(input.memo, owner)] : move };
+    },
+    async check(fee) {
+      if (mint && info) return checkTokenFunds(connection, owner, to, mint, info, raw, fee);
+      await assertCanPay(connection, owner, { lamports: raw, fee });
+    },
+  });
+  return actionReply(outcome);
+}
+
+/** The reply of an action: its summary, and either the executed transaction or the one handed out. */
+export function actionReply(outcome: ActionOutcome): Record<string, unknown> {
+  if (outcome.executed) {
+    return { ...outcome.summary, executed: true, signature: outcome.signature, explorer: outcome.explorer, ledger: outcome.ledger };
+  }
+  const { transaction, fee_payer, reference, last_valid_block_height } = outcome;
+  return { ...outcome.summary, executed: false, transaction, fee_payer, reference, last_valid_block_height };
+}

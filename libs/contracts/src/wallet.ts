@@ -1,0 +1,40 @@
+import type { JsonSchema } from './validator';
+
+const usd = (description: string): JsonSchema => ({ type: ['number', 'null'], minimum: 0, description });
+
+export const walletHolding: JsonSchema = {
+  type: 'object',
+  required: ['mint', 'ui_amount', 'price_usd', 'value_usd', 'amount', 'decimals', 'account', 'token_program'],
+  properties: {
+    mint: { type: 'string', description: 'the token mint (base58)' },
+    ui_amount: { type: 'number', minimum: 0, description: 'the balance in whole tokens, as the chain reports it' },
+    price_usd: usd('USD price of one whole token from the aggregator; null when it has no price for this mint or cannot be reached'),
+    value_usd: usd('ui_amount × price_usd; null when price_usd is null'),
+    amount: { type: 'string', pattern: '^[0-9]+$', description: 'the balance in base units, exact (a u64 as a decimal string)' },
+    decimals: { type: 'integer', minimum: 0, maximum: 255 },
+    account: { type: 'string', description: 'the token account that holds it (the associated token account, unless it was made otherwise)' },
+    token_program: {
+      type: 'string',
+      enum: ['TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb'],
+      description: 'SPL Token or Token-2022',
+    },
+  },
+};
+
+export const walletResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'wallet', 'sol', 'sol_usd', 'sol_price_usd', 'holdings', 'portfolio_usd'],
+  properties: {
+    ok: { const: true },
+    wallet: { type: 'string', description: 'the citizen’s wallet (base58)' },
+    sol: { type: 'number', minimum: 0, description: 'SOL balance (lamports / 1e9)' },
+    sol_usd: usd('USD value of the SOL balance (sol × sol_price_usd); null when SOL has no price'),
+    sol_price_usd: usd('USD price of one SOL'),
+    holdings: {
+      type: 'array',
+      items: walletHolding,
+      description: 'one entry per token account with a balance, under SPL Token and Token-2022 alike; most valuable first, unpriced last',
+    },
+    portfolio_usd: usd('sol_usd plus the value_usd of every priced holding (an unpriced holding counts 0); null when SOL has no price'),
+  },
+};

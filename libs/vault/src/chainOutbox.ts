@@ -1,0 +1,384 @@
+import { sql } from 'kysely';
+import { execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
+
+const migrations: Migration[] = [
+  {
+    name: 'chain_outbox_001',
+    up: (db, schema) =>
+      execAll(db, [
+        `create table ${schema}.chain_outbox (
+           id text primary key,
+           attempt_id text not null,
+           agent_id text not null,
+           action text not null,
+           idempotency_key text,
+           hold_key text,
+           state text not null check (state in ('reserved', 'unsigned', 'sent', 'done', 'failed', 'rejected')),
+           signature text unique,
+           message_hash text,
+           transaction text,
+           reference text,
+           min_slot bigint,
+           blockhash text,
+           last_valid_block_height bigint,
+           record jsonb not null,
+           summary jsonb not null,
+           receipt jsonb,
+           error jsonb,
+           lease_until timestamptz not null,
+           created_at timestamptz not null default now(),
+           updated_at timestamptz not null default now())`,
+        `create unique index chain_outbox_idempotency on ${schema}.chain_outbox (agent_id, idempotency_key) where idempotency_key is not null`,
+        // A failed action frees what it held (a bounty's one payment); every other state keeps holding it.
+        `create unique index chain_outbox_hold on ${schema}.chain_outbox (hold_key) where hold_key is not null and state <> 'failed'`,
+        `create index chain_outbox_message on ${schema}.chain_outbox (message_hash) where message_hash is not null`,
+        `create index chain_outbox_due on ${schema}.chain_outbox (lease_until) where state in ('reserved', 'unsigned', 'sent')`,
+      ]),
+  },
+  {
+    // The bounty-only award outbox is retired: its rows (a payment may be sent but unrecorded) carry on here.
+    name: 'chain_outbox_002_award_outbox',
+    up: (db, schema) =>
+      execAll(db, [
+        `do $$ begin
+           if to_regclass('${schema}.award_outbox') is not null then
+             insert into ${schema}.chain_outbox (id, attempt_id, agent_id, action, hold_key, state, signature, transaction, reference, min_slot,
+                 blockhash, last_valid_block_height, record, summary, error, lease_until, created_at, updated_at)
+               select 'act_award_' || bounty_id, attempt_id, poster_id, 'award_payment', 'bounty:' || bounty_id, state, signature, transaction,
+                 reference, min_slot, blockhash, last_valid_block_height,
+                 jsonb_build_object('type', 'AwardBounty', 'agentId', poster_id, 'data', jsonb_build_object('bounty_id', bounty_id, 'submission_id', submission_id)),
+                 jsonb_build_object('bounty_id', bounty_id, 'submission_id', submission_id),
+                 case when error is null then null else jsonb_build_object('code', 'invalid_request', 'message', error) end,
+                 lease_until, created_at, updated_at
+               from ${schema}.award_outbox;
+             drop table ${schema}.award_outbox;
+           end if;
+         end $$`,
+      ]),
+  },
+];
+
+/**
+ * - `reserved`: the action is planned; nothing is signed, so nothing can have been sent.
+ * - `unsigned`: handed out unsigned (`transaction`) for the citizen to sign and send; found on-chain by its
+ *   `reference` key and its exact message, and unable to land once its blockhash expires.
+ * - `sent`: the signed bytes are stored and may be on their way; only the chain settles it.
+ * - `done`: confirmed and on the ledger (`receipt`). `failed`: the chain's verdict says it never took
+ *   effect (`error`). `rejected`: confirmed, but the ledger refused the record (kept for an operator).
+ */
+export type OutboxState = 'reserved' | 'unsigned' | 'sent' | 'done' | 'failed' | 'rejected';
+
+/** A failure as the caller saw it: a domain code, a message and the program logs. */
+export interface OutboxError {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+export interface OutboxRow {
+  id: string;
+  attemptId: string;
+  agentId: string;
+  action: string;
+  idempotencyKey: string | null;
+  holdKey: string | null;
+  state: OutboxState;
+  signature: string | null;
+  /** sha256 (hex) of the message bytes: how a signed copy of a handed-out transaction is recognised. */
+  messageHash: string | null;
+  /** base64 of the wire transaction: signed once `sent`, unsigned (or co-signed by the service) while `unsigned`. */
+  transaction: string | null;
+  reference: string | null;
+  minSlot: number | null;
+  blockhash: string | null;
+  lastValidBlockHeight: number | null;
+  /** The ledger command that records the action once it confirms, without its signature. */
+  record: Record<string, unknown>;
+  /** The public facts of the action the caller was told (amounts, counterparty). */
+  summary: Record<string, unknown>;
+  receipt: { seq: number; hash: string } | null;
+  error: OutboxError | null;
+  leaseUntil: Date;
+}
+
+export interface NewOutboxRow {
+  id: string;
+  attemptId: string;
+  agentId: string;
+  action: string;
+  idempotencyKey?: string;
+  holdKey?: string;
+  record: Record<string, unknown>;
+  summary: Record<string, unknown>;
+  leaseMs: number;
+}
+
+export interface UnsignedHandout {
+  transaction: string;
+  messageHash: string;
+  reference: string;
+  minSlot: number;
+  blockhash: string;
+  lastValidBlockHeight: number;
+  leaseMs: number;
+}
+
+export interface SignedSend {
+  signature: string;
+  transaction: string;
+  messageHash: string;
+  blockhash: string;
+  lastValidBlockHeight: number;
+  leaseMs: number;
+}
+
+export type Reservation = { ok: true } | { ok: false; conflict: 'idempotency' | 'hold'; holder: OutboxRow };
+
+/**
+ * The durable outbox of on-chain actions, private to the command side. A row is written before anything
+ * is signed, and the signed bytes before they are sent, so a crash anywhere is finished by a recovery pass
+ * (claimDue) from what is stored here: a confirmed transaction is recorded exactly once, one that can no
+ * longer land is marked failed, and nothing is ever signed twice for one row.
+ */
+export class ChainOutbox {
+  constructor(
+    private readonly database: SqlDatabase,
+    private readonly schema = 'vault',
+  ) {}
+
+  async init(): Promise<this> {
+    await migrate(this.database.db, this.schema, migrations);
+    return this;
+  }
+
+  private get table(): string {
+    return `${this.schema}.chain_outbox`;
+  }
+
+  private lease(ms: number) {
+    return sql<Date>`now() + ${Math.max(0, Math.round(ms))} * interval '1 millisecond'`;
+  }
+
+  /** Takes the row, unless the same request (idempotency key) or another live action on the same hold has one. */
+  async reserve(row: NewOutboxRow): Promise<Reservation> {
+    for (;;) {
+      const inserted = await this.database.db
+        .insertInto(this.table)
+        .values({
+          id: row.id,
+          attempt_id: row.attemptId,
+          agent_id: row.agentId,
+          action: row.action,
+          idempotency_key: row.idempotencyKey ?? null,
+          hold_key: row.holdKey ?? null,
+          state: 'reserved',
+          record: JSON.stringify(row.record),
+          summary: JSON.stringify(row.summary),
+          lease_until: this.lease(row.leaseMs),
+        })
+        .onConflict((oc) => oc.doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      if (inserted) return { ok: true };
+      if (row.idempotencyKey !== undefined) {
+        const same = await this.byIdempotencyKey(row.agentId, row.idempotencyKey);
+        if (same) return { ok: false, conflict: 'idempotency', holder: same };
+      }
+      if (row.holdKey !== undefined) {
+        const holder = await this.byHold(row.holdKey);
+        if (holder) return { ok: false, conflict: 'hold', holder };
+      }
+      // The conflicting row was freed between the insert and the look: try again.
+    }
+  }
+
+  /** A transaction submitted by its signer that the service did not hand out: recorded from the start as sent. */
+  async insertSent(row: NewOutboxRow & Omit<SignedSend, 'leaseMs'>): Promise<{ ok: true } | { ok: false; holder: OutboxRow }> {
+    const inserted = await this.database.db
+      .insertInto(this.table)
+      .values({
+        id: row.id,
+        attempt_id: row.attemptId,
+        agent_id: row.agentId,
+        action: row.action,
+        state: 'sent',
+        signature: row.signature,
+        transaction: row.transaction,
+        message_hash: row.messageHash,
+        blockhash: row.blockhash,
+        last_valid_block_height: row.lastValidBlockHeight,
+        record: JSON.stringify(row.record),
+        summary: JSON.stringify(row.summary),
+        lease_until: this.lease(row.leaseMs),
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    if (inserted) return { ok: true };
+    const holder = await this.bySignature(row.signature);
+    if (!holder) throw new Error(`outbox insert of ${row.signature} conflicted with no row`);
+    return { ok: false, holder };
+  }
+
+  private async move(id: string, attemptId: string | null, from: OutboxState[], set: Record<string, unknown>): Promise<boolean> {
+    let update = this.database.db
+      .updateTable(this.table)
+      .set({ ...set, updated_at: sql`now()` })
+      .where('id', '=', id)
+      .where('state', 'in', from);
+    if (attemptId !== null) update = update.where('attempt_id', '=', attemptId);
+    const result = await update.executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** Stores the unsigned transaction handed out; false if this attempt no longer holds the row. */
+  markUnsigned(id: string, attemptId: string, handout: UnsignedHandout): Promise<boolean> {
+    return this.move(id, attemptId, ['reserved'], {
+      state: 'unsigned',
+      transaction: handout.transaction,
+      message_hash: handout.messageHash,
+      reference: handout.reference,
+      min_slot: handout.minSlot,
+      blockhash: handout.blockhash,
+      last_valid_block_height: handout.lastValidBlockHeight,
+      lease_until: this.lease(handout.leaseMs),
+    });
+  }
+
+  /** Stores the signed bytes before they are sent; false if this attempt no longer holds the row. */
+  markSigned(id: string, attemptId: string, signed: SignedSend): Promise<boolean> {
+    return this.move(id, attemptId, ['reserved'], {
+      state: 'sent',
+      signature: signed.signature,
+      transaction: signed.transaction,
+      message_hash: signed.messageHash,
+      blockhash: signed.blockhash,
+      last_valid_block_height: signed.lastValidBlockHeight,
+      lease_until: this.lease(signed.leaseMs),
+    });
+  }
+
+  /** A handed-out transaction came back signed (through /tx/submit, or found on-chain): from here it is a sent one. */
+  markUnsignedSent(id: string, sent: { signature: string; transaction: string; leaseMs: number }): Promise<boolean> {
+    return this.move(id, null, ['unsigned'], { state: 'sent', signature: sent.signature, transaction: sent.transaction, lease_until: this.lease(sent.leaseMs) });
+  }
+
+  /** Nothing was signed (or the handout expired unsent): the row goes, freeing its hold and its idempotency key. */
+  async release(id: string, attemptId: string | null): Promise<boolean> {
+    let query = this.database.db.deleteFrom(this.table).where('id', '=', id).where('state', 'in', ['reserved', 'unsigned']);
+    if (attemptId !== null) query = query.where('attempt_id', '=', attemptId);
+    const result = await query.executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
+  }
+
+  /** The chain says it never took effect. */
+  markFailed(id: string, error: OutboxError): Promise<boolean> {
+    return this.move(id, null, ['reserved', 'unsigned', 'sent'], { state: 'failed', error: JSON.stringify(error) });
+  }
+
+  /** On the ledger. */
+  markDone(id: string, receipt: { seq: number; hash: string } | null): Promise<boolean> {
+    return this.move(id, null, ['sent', 'rejected'], { state: 'done', receipt: receipt ? JSON.stringify(receipt) : null, error: null });
+  }
+
+  /** Confirmed, but the ledger refused the record: kept for an operator, never retried. */
+  markRejected(id: string, error: OutboxError): Promise<boolean> {
+    return this.move(id, null, ['sent'], { state: 'rejected', error: JSON.stringify(error) });
+  }
+
+  /** Lets a recovery pass take the row after `afterMs` (at once, when this process gave up on it). */
+  async renewLease(id: string, afterMs: number): Promise<void> {
+    await this.database.db.updateTable(this.table).set({ lease_until: this.lease(afterMs), updated_at: sql`now()` }).where('id', '=', id).execute();
+  }
+
+  async get(id: string): Promise<OutboxRow | undefined> {
+    return this.one('id', id);
+  }
+
+  async bySignature(signature: string): Promise<OutboxRow | undefined> {
+    return this.one('signature', signature);
+  }
+
+  async byIdempotencyKey(agentId: string, key: string): Promise<OutboxRow | undefined> {
+    const row = await this.database.db.selectFrom(this.table).selectAll().where('agent_id', '=', agentId).where('idempotency_key', '=', key).executeTakeFirst();
+    return row ? toRow(row) : undefined;
+  }
+
+  /** The live (not failed) action holding `holdKey`. */
+  async byHold(holdKey: string): Promise<OutboxRow | undefined> {
+    const row = await this.database.db.selectFrom(this.table).selectAll().where('hold_key', '=', holdKey).where('state', '<>', 'failed').executeTakeFirst();
+    return row ? toRow(row) : undefined;
+  }
+
+  /** The handed-out transaction of this citizen with exactly this message. */
+  async byMessage(agentId: string, messageHash: string): Promise<OutboxRow | undefined> {
+    const row = await this.database.db
+      .selectFrom(this.table)
+      .selectAll()
+      .where('agent_id', '=', agentId)
+      .where('message_hash', '=', messageHash)
+      .orderBy('created_at', 'desc')
+      .executeTakeFirst();
+    return row ? toRow(row) : undefined;
+  }
+
+  private async one(column: 'id' | 'signature', value: string): Promise<OutboxRow | undefined> {
+    const row = await this.database.db.selectFrom(this.table).selectAll().where(column, '=', value).executeTakeFirst();
+    return row ? toRow(row) : undefined;
+  }
+
+  /**
+   * Takes over one unfinished row whose lease has run out, under a new attempt id and a fresh lease. SKIP
+   * LOCKED keeps two processes' recovery passes off the same row; the lease keeps the next pass off it
+   * while this one works outside the transaction.
+   */
+  async claimDue(attemptId: string, leaseMs: number): Promise<OutboxRow | undefined> {
+    return this.database.db.transaction().execute(async (trx) => {
+      const due = await trx
+        .selectFrom(this.table)
+        .select('id')
+        .where('state', 'in', ['reserved', 'unsigned', 'sent'])
+        .where('lease_until', '<=', sql<Date>`now()`)
+        .orderBy('lease_until')
+        .limit(1)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst();
+      if (!due) return undefined;
+      const claimed = await trx
+        .updateTable(this.table)
+        .set({ attempt_id: attemptId, lease_until: this.lease(leaseMs), updated_at: sql`now()` })
+        .where('id', '=', due.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toRow(claimed);
+    });
+  }
+}
+
+const json = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
+const numberOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+
+function toRow(row: Record<string, any>): OutboxRow {
+  return {
+    id: row.id,
+    attemptId: row.attempt_id,
+    agentId: row.agent_id,
+    action: row.action,
+    idempotencyKey: row.idempotency_key ?? null,
+    holdKey: row.hold_key ?? null,
+    state: row.state,
+    signature: row.signature ?? null,
+    messageHash: row.message_hash ?? null,
+    transaction: row.transaction ?? null,
+    reference: row.reference ?? null,
+    minSlot: numberOrNull(row.min_slot),
+    blockhash: row.blockhash ?? null,
+    lastValidBlockHeight: numberOrNull(row.last_valid_block_height),
+    record: json(row.record),
+    summary: json(row.summary),
+    receipt: row.receipt ? json(row.receipt) : null,
+    error: row.error ? json(row.error) : null,
+    leaseUntil: new Date(row.lease_until),
+  };
+}
