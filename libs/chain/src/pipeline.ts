@@ -203,7 +203,9 @@ export class ActionPipeline {
       const recent = await recentBlockhash(this.connection);
       const built = await intent.build(recent);
       if (!intent.sign) return await this.handOut(intent, id, attemptId, built, recent);
-      const transaction = this.compile(intent.wallet, built, recent);
+      // A fresh key makes every build a transaction of its own: two identical transfers on one blockhash
+      // would otherwise share a signature, and the chain would make only one of them.
+      const transaction = this.compile(intent.wallet, built, recent, withReference(built.instructions, Keypair.generate().publicKey));
       await intent.check?.(await feeLamports(this.connection, transaction), transaction);
       const keypair = await this.custodyKey(intent.agentId, intent.wallet);
       signed = signTransaction(transaction, [keypair, ...(built.signers ?? [])], recent);
@@ -366,10 +368,13 @@ export class ActionPipeline {
     const signature = row.signature!;
     const template = row.record as RecordTemplate;
     const command = { ...template, data: { ...template.data, signature } } as LedgerCommand;
-    // A refusal is only final at the true head: a process that has not seen the citizen or the bounty (made
-    // through another one) would refuse it without ever touching the store.
-    await this.deps.writer.sync();
-    const outcome = await this.deps.writer.execute(command);
+    // An append is always decided at the true head, but a refusal is only final there: a process that has
+    // not seen the citizen or the bounty (made through another one) refuses without touching the store.
+    let outcome = await this.deps.writer.execute(command);
+    if (!outcome.ok) {
+      await this.deps.writer.sync();
+      outcome = await this.deps.writer.execute(command);
+    }
     if (!outcome.ok) {
       this.deps.log.error({ id: row.id, signature, rejection: outcome.rejection }, 'confirmed on-chain but the ledger refused the record');
       await this.deps.outbox.markRejected(row.id, { code: outcome.rejection.code, message: outcome.rejection.message, details: { ...outcome.rejection.details, signature } });
