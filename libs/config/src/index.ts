@@ -39,6 +39,8 @@ export interface Config {
   projectorBatchSize: number;
   projectorHealthPort: number;
   bodyLimit: string;
+  /** How often a process's recovery pass looks for on-chain actions another (dead) process left unsettled. */
+  outboxRecoveryMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -103,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projectorBatchSize: int(env, 'PROJECTOR_BATCH_SIZE', 500),
     projectorHealthPort: int(env, 'PROJECTOR_HEALTH_PORT', 9464),
     bodyLimit: str(env, 'BODY_LIMIT') ?? '6mb',
+    outboxRecoveryMs: within(int(env, 'OUTBOX_RECOVERY_MS', 30_000), 'OUTBOX_RECOVERY_MS', 100, 86_400_000, 'a period in milliseconds'),
   };
 }
 
@@ -112,5 +115,5 @@ export const CONFIG_VARIABLES = [
   'PRICE_URL', 'DOORBELL_ALLOW_LOOPBACK', 'DOORBELL_CA_FILE',
   'LOCALNET_PORT', 'LOCALNET_SOL_USD', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
   'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'SNAPSHOT_EVERY', 'PROJECTOR_BATCH_SIZE',
-  'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT',
+  'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS',
 ] as const;
