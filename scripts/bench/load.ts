@@ -11,14 +11,17 @@ export interface LoadOptions {
   maxRequests: number;
   /** A request that takes longer is abandoned and counted as an error. */
   timeoutMs: number;
-  body(): string;
+  /** The body of the next POST from client number `client` (0-based). */
+  body(client: number): string;
+  /** Extra request headers of client number `client` (its own API key, say). */
+  headers?(client: number): Record<string, string>;
   /** GET instead of POST: `path()` then picks each request's path and query. */
   get?: { path(): string };
   /**
    * Judges a 2xx answer: returns an error label, or undefined when it is good. Called with the arrival
-   * time (performance.now()) and whether the request belongs to the measured window.
+   * time (performance.now()), whether the request belongs to the measured window and when it was sent.
    */
-  check?(status: number, body: string, arrivedAt: number, measured: boolean): string | undefined;
+  check?(status: number, body: string, arrivedAt: number, measured: boolean, sentAt: number): string | undefined;
 }
 
 export interface LoadResult {
@@ -59,7 +62,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     result.errorSamples[kind] ??= sample.slice(0, 300);
   };
 
-  async function client(): Promise<void> {
+  async function client(index: number): Promise<void> {
+    const headers = options.headers?.(index) ?? {};
     for (;;) {
       const now = performance.now();
       if (now >= deadline || result.sent >= options.maxRequests) return;
@@ -68,8 +72,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       let answer: Answer;
       try {
         answer = options.get
-          ? await send(agent, new URL(options.get.path(), options.url), 'GET', '', options.timeoutMs)
-          : await send(agent, target, 'POST', options.body(), options.timeoutMs);
+          ? await send(agent, new URL(options.get.path(), options.url), 'GET', '', options.timeoutMs, headers)
+          : await send(agent, target, 'POST', options.body(index), options.timeoutMs, headers);
       } catch (error) {
         if (measured) {
           result.requests++;
@@ -81,7 +85,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       }
       const arrivedAt = performance.now();
       const verdict =
-        answer.status >= 200 && answer.status < 300 ? options.check?.(answer.status, answer.body, arrivedAt, measured) : `HTTP ${answer.status}`;
+        answer.status >= 200 && answer.status < 300 ? options.check?.(answer.status, answer.body, arrivedAt, measured, now) : `HTTP ${answer.status}`;
       if (!measured) continue;
       result.requests++;
       lastAnswer = arrivedAt;
@@ -95,7 +99,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   }
 
   try {
-    await Promise.all(Array.from({ length: options.clients }, () => client()));
+    await Promise.all(Array.from({ length: options.clients }, (_, index) => client(index)));
   } finally {
     agent.destroy();
   }
@@ -103,14 +107,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   return result;
 }
 
-function send(agent: http.Agent, target: URL, method: 'GET' | 'POST', body: string, timeoutMs: number): Promise<Answer> {
+function send(agent: http.Agent, target: URL, method: 'GET' | 'POST', body: string, timeoutMs: number, headers: Record<string, string>): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       target,
       {
         method,
         agent,
-        headers: method === 'POST' ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {},
+        headers: method === 'POST' ? { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : headers,
       },
       (res) => {
         const chunks: Buffer[] = [];

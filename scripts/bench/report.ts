@@ -76,7 +76,8 @@ export function fixed(value: number, digits: number): string {
   return Number.isFinite(value) ? value.toFixed(digits) : '-';
 }
 
-function table(header: string[], rows: string[][]): string {
+/** Columns padded to their widest cell: the first two left-aligned (labels), the rest right-aligned (figures). */
+export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
