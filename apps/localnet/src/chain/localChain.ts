@@ -131,6 +131,7 @@ export class LocalChain extends EventEmitter {
   private slotNow = 0;
   private replaying = false;
   private halted = false;
+  private closed = false;
   private readonly now: () => number;
   private readonly programs: Map<string, EmulatedProgram>;
   private readonly seeds: readonly ((genesis: GenesisContext) => void)[];
@@ -268,7 +269,7 @@ export class LocalChain extends EventEmitter {
     this.tick();
     const tx = deserialize(wire);
     const signature = bs58.encode(tx.signatures[0] ?? new Uint8Array(64));
-    if (this.recent.has(signature) || this.records.has(signature)) {
+    if (this.landed(signature)) {
       // Mainnet's RPC forwards a resend without simulating it, and the leader drops the duplicate.
       if (options.skipPreflight) return signature;
       throw preflightFailure('AlreadyProcessed', []);
@@ -336,26 +337,47 @@ export class LocalChain extends EventEmitter {
   /** Funds an address from the faucet with a real, recorded System transfer. */
   async airdrop(to: PublicKey, lamports: bigint): Promise<string> {
     this.ensureFaucet(lamports);
-    const message = new TransactionMessage({
-      payerKey: FAUCET.publicKey,
-      recentBlockhash: this.latestBlockhash().blockhash,
-      instructions: [SystemProgram.transfer({ fromPubkey: FAUCET.publicKey, toPubkey: to, lamports })],
-    }).compileToLegacyMessage();
-    const tx = new VersionedTransaction(message);
-    tx.sign([FAUCET]);
-    return this.send(Buffer.from(tx.serialize()));
+    return this.sendAsLocalnet([SystemProgram.transfer({ fromPubkey: FAUCET.publicKey, toPubkey: to, lamports })], [FAUCET]);
   }
 
-  /** Runs instructions signed by keys the localnet holds (tools and genesis of seeded venues). */
+  /**
+   * Runs instructions signed by keys the localnet holds (the faucet, tools and genesis of seeded venues).
+   * The same instructions signed over the same blockhash are the same transaction, which the chain refuses as
+   * a resend: a request repeated within one slot waits for the next slot's blockhash, as web3.js does when it
+   * would resend a signature.
+   */
   async sendAsLocalnet(instructions: ConstructorParameters<typeof TransactionMessage>[0]['instructions'], signers: Keypair[]): Promise<string> {
-    const message = new TransactionMessage({
-      payerKey: signers[0].publicKey,
-      recentBlockhash: this.latestBlockhash().blockhash,
-      instructions,
-    }).compileToLegacyMessage();
-    const tx = new VersionedTransaction(message);
-    tx.sign(signers);
-    return this.send(Buffer.from(tx.serialize()));
+    for (;;) {
+      const message = new TransactionMessage({
+        payerKey: signers[0].publicKey,
+        recentBlockhash: this.latestBlockhash().blockhash,
+        instructions,
+      }).compileToLegacyMessage();
+      const tx = new VersionedTransaction(message);
+      tx.sign(signers);
+      // The check and send()'s commit run in one turn, so a concurrent twin cannot land in between.
+      if (!this.landed(bs58.encode(tx.signatures[0]))) return this.send(Buffer.from(tx.serialize()));
+      await this.nextSlot();
+    }
+  }
+
+  private landed(signature: string): boolean {
+    return this.recent.has(signature) || this.records.has(signature);
+  }
+
+  /** Slots move only when the chain is asked, so this asks at each slot boundary until one has passed. */
+  private nextSlot(): Promise<void> {
+    const from = this.slotNow;
+    return new Promise((resolve, reject) => {
+      const poll = () => {
+        if (this.closed) return reject(new RpcRefusal(-32603, 'Internal error: the chain is shutting down'));
+        this.tick();
+        if (this.slotNow > from) return resolve();
+        // An injected clock may stand still or step back: look again within a slot whatever it says.
+        setTimeout(poll, Math.min(SLOT_MS, Math.max(1, this.genesisAt + (from + 1) * SLOT_MS - this.now())));
+      };
+      poll();
+    });
   }
 
   record(signature: string): TransactionRecord | undefined {
@@ -657,6 +679,7 @@ export class LocalChain extends EventEmitter {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.store?.settled();
     await this.snapshot();
     await this.store?.close();
