@@ -12,9 +12,9 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Redis from 'ioredis';
 import { REDIS_URL, freshDatabase, tempDir } from '../test/support/env';
 import { startChild, type Child } from './bench/children';
+import { Cleanup, deleteRedisKeys } from './bench/cleanup';
 import { ProjectionLag } from './bench/lag';
 import { runLoad, type LoadOptions } from './bench/load';
 import { formatReport, summarise, type RoundFigures, type Target } from './bench/report';
@@ -44,44 +44,10 @@ const LAG_WAIT_MS = 30_000;
 const STARTUP_TIMEOUT_MS = 90_000;
 const PATH = '/api/v1/register';
 
-/** Steps to undo, run last-registered first, each attempted whatever the others do. */
-class Cleanup {
-  private readonly steps: Array<{ what: string; run(): Promise<unknown> | unknown }> = [];
-  private running?: Promise<void>;
-
-  add(what: string, run: () => Promise<unknown> | unknown): void {
-    this.steps.push({ what, run });
-  }
-
-  run(): Promise<void> {
-    this.running ??= (async () => {
-      for (const step of this.steps.splice(0).reverse()) {
-        try {
-          await step.run();
-        } catch (error) {
-          console.error(`cleanup: ${step.what} failed:`, error instanceof Error ? error.message : error);
-        }
-      }
-    })();
-    return this.running;
-  }
-}
-
 /** Unique handles (2-31 chars of [A-Za-z0-9_-]) per target, across its rounds. */
 function registrations(): () => string {
   let n = 0;
   return () => JSON.stringify({ handle: `b_${(n++).toString(36)}`, model: 'bench' });
-}
-
-async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
-  redis.on('error', () => undefined);
-  try {
-    const stream = redis.scanStream({ match: `${prefix}:*`, count: 500 });
-    for await (const keys of stream as AsyncIterable<string[]>) if (keys.length) await redis.del(...keys);
-  } finally {
-    redis.disconnect();
-  }
 }
 
 async function main(cleanup: Cleanup): Promise<void> {
