@@ -165,7 +165,10 @@ describe('snapshots taken under concurrent load lose nothing', () => {
       }),
     );
     const expected = [to, ...payers.map((p) => p.publicKey)].map((key) => chain.account(key)?.lamports);
-    // No close(): the second instance must rebuild from whatever snapshot and logs the first left behind.
+    // No close(): the second instance must rebuild from whatever snapshot and logs the first left behind. A
+    // dead process writes nothing after its death, so the first one's background snapshot is let finish
+    // rather than left to race the second instance over the same files.
+    await (chain as unknown as { store?: { settled(): Promise<void> } }).store?.settled();
     const reopened = await LocalChain.open({ dataDir, programs: [], snapshotEvery: 7 });
     expect([to, ...payers.map((p) => p.publicKey)].map((key) => reopened.account(key)?.lamports)).toEqual(expected);
     expect(reopened.record(signatures[119])?.meta.err).toBeNull();
