@@ -7,7 +7,7 @@ import {
   buildSolTransfer,
   confirmSignature,
   feeLamports,
-  findTransferByReference,
+  findHandedOut,
   isBlockhashExpired,
   keypairFromSecret,
   recentBlockhash,
@@ -15,6 +15,7 @@ import {
   signTransaction,
   signatureStatus,
   solToLamports,
+  withReference,
   type WalletAddress,
 } from '@svc/chain';
 import { localnet, type LocalnetClient } from '../support/localnet';
@@ -146,7 +147,7 @@ describe('libs/chain against the local chain', () => {
     expect(await balanceLamports(net.connection, sender.publicKey)).toBe(1_000_000_000n);
   });
 
-  describe('finding a transfer by its reference key', () => {
+  describe('finding a handed-out transaction by its reference key', () => {
     /** Sends `instructions` from `payer` and waits for them to confirm. */
     async function send(payer: Keypair, instructions: TransactionInstruction[]): Promise<string> {
       const recent = await recentBlockhash(net.connection);
@@ -154,36 +155,38 @@ describe('libs/chain against the local chain', () => {
       return (await sendAndConfirm(net.connection, signTransaction(tx, [payer], recent))).signature;
     }
 
-    it('finds the payment however many other transactions name its reference, and only the payment', async () => {
+    it('finds the handout however many other transactions name its reference, and only a transaction doing what it asked', async () => {
       const [poster, griefer] = [await net.funded(1), await net.funded(1)];
       const winner = Keypair.generate().publicKey;
       const reference = Keypair.generate().publicKey;
       const sinceSlot = await net.connection.getSlot('confirmed');
-      const expected = { from: poster.publicKey.toBase58(), to: winner.toBase58(), lamports: 7_000_000n, reference: reference.toBase58() };
-      expect(await findTransferByReference(net.connection, expected, sinceSlot, 5)).toBeUndefined();
+      const pay = (from: Keypair, lamports: bigint) => SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: winner, lamports });
+      const recent = await recentBlockhash(net.connection);
+      const handedOut = new VersionedTransaction(
+        new TransactionMessage({ payerKey: poster.publicKey, recentBlockhash: recent.blockhash, instructions: withReference([pay(poster, 7_000_000n)], reference) }).compileToV0Message(),
+      ).message;
+      expect(await findHandedOut(net.connection, handedOut, reference.toBase58(), sinceSlot, 5)).toBeUndefined();
 
-      // The poster's wallet added a priority fee: the transfer is still the payment.
-      const transfer = SystemProgram.transfer({ fromPubkey: poster.publicKey, toPubkey: winner, lamports: 7_000_000n });
-      transfer.keys.push({ pubkey: reference, isSigner: false, isWritable: false });
-      const paid = await send(poster, [ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1 }), transfer]);
+      // The poster's wallet set its own priority fee and blockhash: the transaction still does what was handed out.
+      const paid = await send(poster, withReference([ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 1 }), pay(poster, 7_000_000n)], reference));
 
       // Anyone may name the reference: many cheap transactions, and one that pays the winner one lamport short.
-      const noise = SystemProgram.transfer({ fromPubkey: griefer.publicKey, toPubkey: griefer.publicKey, lamports: 1n });
-      noise.keys.push({ pubkey: reference, isSigner: false, isWritable: false });
-      const short = SystemProgram.transfer({ fromPubkey: griefer.publicKey, toPubkey: winner, lamports: 6_999_999n });
-      short.keys.push({ pubkey: reference, isSigner: false, isWritable: false });
-      await send(griefer, [short]);
-      for (let i = 0; i < 12; i++) await send(griefer, [noise, SystemProgram.transfer({ fromPubkey: griefer.publicKey, toPubkey: griefer.publicKey, lamports: BigInt(i + 2) })]);
+      await send(griefer, withReference([pay(griefer, 6_999_999n)], reference));
+      for (let i = 0; i < 12; i++) {
+        await send(griefer, withReference([SystemProgram.transfer({ fromPubkey: griefer.publicKey, toPubkey: griefer.publicKey, lamports: BigInt(i + 1) })], reference));
+      }
 
       // Pages of five: the payment lies three pages deep.
-      const found = await findTransferByReference(net.connection, expected, sinceSlot, 5);
+      const found = await findHandedOut(net.connection, handedOut, reference.toBase58(), sinceSlot, 5);
       expect(found).toMatchObject({ signature: paid, slot: expect.any(Number) });
       // The wire bytes are the signed transaction as it landed.
       expect(bs58.encode(VersionedTransaction.deserialize(found!.wire).signatures[0]!)).toBe(paid);
-      expect(await findTransferByReference(net.connection, { ...expected, lamports: 6_000_000n }, sinceSlot, 5)).toBeUndefined();
-      expect(await findTransferByReference(net.connection, { ...expected, from: griefer.publicKey.toBase58() }, sinceSlot, 5)).toBeUndefined();
+      const shortOne = new VersionedTransaction(
+        new TransactionMessage({ payerKey: poster.publicKey, recentBlockhash: recent.blockhash, instructions: withReference([pay(poster, 6_000_000n)], reference) }).compileToV0Message(),
+      ).message;
+      expect(await findHandedOut(net.connection, shortOne, reference.toBase58(), sinceSlot, 5)).toBeUndefined();
       // Nothing that landed before the hand-out counts.
-      expect(await findTransferByReference(net.connection, expected, found!.slot + 1, 5)).toBeUndefined();
+      expect(await findHandedOut(net.connection, handedOut, reference.toBase58(), found!.slot + 1, 5)).toBeUndefined();
     }, 30_000);
   });
 });

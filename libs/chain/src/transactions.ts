@@ -2,15 +2,11 @@ import bs58 from 'bs58';
 import {
   Keypair,
   PublicKey,
-  SystemInstruction,
   SystemProgram,
-  TransactionInstruction,
   TransactionExpiredBlockheightExceededError,
   TransactionMessage,
   VersionedTransaction,
   type Connection,
-  type MessageAccountKeys,
-  type VersionedMessage,
   type TransactionError,
 } from '@solana/web3.js';
 import { ChainError, isAlreadyProcessed, toChainError } from './errors';
@@ -67,77 +63,6 @@ export function buildSolTransfer(
   if (transfer.reference !== undefined) instruction.keys.push({ pubkey: publicKeyOf(transfer.reference), isSigner: false, isWritable: false });
   const message = new TransactionMessage({ payerKey: from, recentBlockhash: recent.blockhash, instructions: [instruction] }).compileToV0Message();
   return new VersionedTransaction(message);
-}
-
-/** The SOL transfers of a transaction: System transfer instructions with every account each one names. */
-export function solTransfersOf(message: VersionedMessage, accountKeys: MessageAccountKeys = message.getAccountKeys()): Array<{ from: string; to: string; lamports: bigint; accounts: string[] }> {
-  const transfers: Array<{ from: string; to: string; lamports: bigint; accounts: string[] }> = [];
-  for (const ix of message.compiledInstructions) {
-    const program = accountKeys.get(ix.programIdIndex);
-    if (!program?.equals(SystemProgram.programId)) continue;
-    const keys = ix.accountKeyIndexes.map((i) => ({ pubkey: accountKeys.get(i)!, isSigner: message.isAccountSigner(i), isWritable: message.isAccountWritable(i) }));
-    const instruction = new TransactionInstruction({ programId: program, keys, data: Buffer.from(ix.data) });
-    let type: string;
-    try {
-      type = SystemInstruction.decodeInstructionType(instruction);
-    } catch {
-      continue;
-    }
-    if (type !== 'Transfer') continue;
-    const { fromPubkey, toPubkey, lamports } = SystemInstruction.decodeTransfer(instruction);
-    transfers.push({ from: fromPubkey.toBase58(), to: toPubkey.toBase58(), lamports: BigInt(lamports), accounts: keys.map((k) => k.pubkey.toBase58()) });
-  }
-  return transfers;
-}
-
-/** A payment to look for on-chain: `lamports` from `from` to `to` in a System transfer that names `reference`. */
-export interface ReferencedTransfer {
-  from: string;
-  to: string;
-  lamports: bigint;
-  reference: string;
-}
-
-/** How many signatures one getSignaturesForAddress call returns at most, and transactions one batch fetches. */
-const SIGNATURE_PAGE = 1000;
-const TRANSACTION_BATCH = 100;
-
-/**
- * The confirmed, successful transaction that made `expected`: a System transfer of exactly those lamports
- * from `from` to `to` naming `reference`, landed at or after `sinceSlot`; undefined when none has. Other
- * instructions beside it (a wallet adding a priority fee) do not matter; a transaction that merely names
- * the reference does not match. It walks every signature that names the reference back to `sinceSlot`,
- * so no number of other transactions naming the reference (anyone may add it to theirs) hides the payment.
- */
-export async function findTransferByReference(
-  connection: Connection,
-  expected: ReferencedTransfer,
-  sinceSlot: number,
-  pageSize = SIGNATURE_PAGE,
-): Promise<{ signature: string; wire: Uint8Array; slot: number } | undefined> {
-  const reference = publicKeyOf(expected.reference);
-  let before: string | undefined;
-  for (;;) {
-    const page = await connection.getSignaturesForAddress(reference, { before, limit: pageSize }, 'confirmed');
-    const candidates = page.filter((s) => !s.err && s.slot >= sinceSlot).map((s) => s.signature);
-    for (let i = 0; i < candidates.length; i += TRANSACTION_BATCH) {
-      const batch = candidates.slice(i, i + TRANSACTION_BATCH);
-      const txs = await connection.getTransactions(batch, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
-      for (const [j, tx] of txs.entries()) {
-        if (!tx || !tx.meta || tx.meta.err) continue;
-        const keys = tx.transaction.message.getAccountKeys({ accountKeysFromLookups: tx.meta.loadedAddresses });
-        const paid = solTransfersOf(tx.transaction.message, keys).some(
-          (t) => t.from === expected.from && t.to === expected.to && t.lamports === expected.lamports && t.accounts.includes(expected.reference),
-        );
-        if (!paid) continue;
-        const signed = new VersionedTransaction(tx.transaction.message, tx.transaction.signatures.map((s) => bs58.decode(s)));
-        return { signature: batch[j]!, wire: signed.serialize(), slot: tx.slot };
-      }
-    }
-    const oldest = page.at(-1);
-    if (page.length < pageSize || !oldest || oldest.slot < sinceSlot) return undefined;
-    before = oldest.signature;
-  }
 }
 
 /** The network fee of a transaction's message at its blockhash (5,000 lamports a signature plus priority). */
