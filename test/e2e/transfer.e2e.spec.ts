@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import bs58 from 'bs58';
-import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction, type Connection } from '@solana/web3.js';
+import { Keypair, LAMPORTS_PER_SOL, MessageV0, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction, type Connection } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID, createMint, getAccount, getAssociatedTokenAddressSync, getOrCreateAssociatedTokenAccount, mintTo } from '@solana/spl-token';
 import { SolanaChain } from '@svc/chain';
 import type { LedgerEntry } from '@svc/ledger';
@@ -141,9 +141,10 @@ describe('POST /api/v1/transfer and POST /api/v1/tx/submit on the local chain', 
       const tooFine = await transfer(alice, { to: bob.handle, amount: 0.0000001, mint: mint.toBase58() });
       expect(tooFine.status).toBe(400);
       expect(tooFine.body.error).toMatchObject({ code: 'invalid_request', field: 'amount' });
-      const none = await transfer(bob, { to: alice.handle, amount: 1, mint: mint.toBase58() });
-      expect(none.status).toBe(400);
-      expect(none.body.error.code).toBe('insufficient');
+      // Bob holds the tokens now but no SOL for the fee: the SOL side is what he lacks.
+      const noFee = await transfer(bob, { to: alice.handle, amount: 1, mint: mint.toBase58() });
+      expect(noFee.status).toBe(400);
+      expect(noFee.body.error).toMatchObject({ code: 'insufficient', available_lamports: 0, needed_lamports: expect.any(Number) });
     }
     const stranger = await newMint(TOKEN_PROGRAM_ID, 0, faucet.publicKey.toBase58(), 5);
     const noBalance = await transfer(alice, { to: bob.handle, amount: 1, mint: stranger.toBase58() });
@@ -294,6 +295,26 @@ describe('POST /api/v1/transfer and POST /api/v1/tx/submit on the local chain', 
       const bad = await submit(alice, { transaction });
       expect(bad.status).toBe(400);
       expect(bad.body.error).toMatchObject({ code: 'invalid_request', field: 'transaction' });
+    }
+    // Shapes that deserialize but cannot run: no signer at all, or an instruction naming an account it does not list.
+    const { blockhash } = await connection().getLatestBlockhash();
+    const shaped = (numRequiredSignatures: number, programIdIndex: number) => {
+      const message = new MessageV0({
+        header: { numRequiredSignatures, numReadonlySignedAccounts: 0, numReadonlyUnsignedAccounts: 1 },
+        staticAccountKeys: [new PublicKey(alice.wallet), SystemProgram.programId],
+        recentBlockhash: blockhash,
+        compiledInstructions: [{ programIdIndex, accountKeyIndexes: [0, 7], data: new Uint8Array([2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]) }],
+        addressTableLookups: [],
+      });
+      const tx = new VersionedTransaction(message);
+      if (numRequiredSignatures > 0) tx.sign([alice.keypair]);
+      return Buffer.from(tx.serialize()).toString('base64');
+    };
+    for (const transaction of [shaped(0, 1), shaped(1, 1), shaped(1, 9)]) {
+      for (const simulate_only of [true, false]) {
+        const bad = await submit(alice, { transaction, simulate_only });
+        expect({ status: bad.status, code: bad.body.error?.code, field: bad.body.error?.field }).toEqual({ status: 400, code: 'invalid_request', field: 'transaction' });
+      }
     }
     // A transaction the chain refuses answers send_failed with its logs.
     const overdraw = await submit(alice, { transaction: await build(alice.keypair, [alice.keypair], 50 * LAMPORTS_PER_SOL)() });

@@ -1,4 +1,4 @@
-import { VersionedTransaction } from '@solana/web3.js';
+import { SolanaJSONRPCError, VersionedTransaction } from '@solana/web3.js';
 import { explorerUrl, isRpcUnreachable, rpcUnavailable } from '@svc/chain';
 import { Rejected } from '@svc/domain';
 import type { Services } from '../services';
@@ -13,11 +13,20 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 function decode(text: string): VersionedTransaction {
   const refuse = (why: string) => new Rejected('invalid_request', `transaction ${why}`, { field: 'transaction' });
   if (!BASE64.test(text)) throw refuse('must be base64');
+  let transaction: VersionedTransaction;
   try {
-    return VersionedTransaction.deserialize(Buffer.from(text, 'base64'));
+    transaction = VersionedTransaction.deserialize(Buffer.from(text, 'base64'));
   } catch (error) {
     throw refuse(`is not a serialized VersionedTransaction (${(error as Error).message})`);
   }
+  const { header, staticAccountKeys, compiledInstructions } = transaction.message;
+  // A transaction nobody signs has no fee payer; one naming accounts it does not list cannot run.
+  if (header.numRequiredSignatures < 1) throw refuse('names no signer: its first account pays the fee and must sign');
+  const listed = staticAccountKeys.length + transaction.message.addressTableLookups.reduce((n, l) => n + l.writableIndexes.length + l.readonlyIndexes.length, 0);
+  if (compiledInstructions.some((ix) => ix.programIdIndex >= staticAccountKeys.length || ix.accountKeyIndexes.some((i) => i >= listed))) {
+    throw refuse('has an instruction naming an account it does not list');
+  }
+  return transaction;
 }
 
 const isUnsigned = (signature: Uint8Array) => signature.every((byte) => byte === 0);
@@ -49,7 +58,9 @@ export async function submitTransaction(services: Services, agentId: string, inp
       return { simulated: true, executed: false, err: value.err ?? null, logs: value.logs ?? [], units_consumed: value.unitsConsumed ?? null };
     } catch (error) {
       if (isRpcUnreachable(error)) throw rpcUnavailable(error, 'nothing was simulated, try again');
-      throw error;
+      if (!(error instanceof SolanaJSONRPCError)) throw error;
+      // The RPC answered, and refused the transaction itself (it could not even be loaded to run).
+      throw new Rejected('invalid_request', `the chain refused to simulate the transaction: ${(error as Error).message}`, { field: 'transaction' });
     }
   }
 
