@@ -1,7 +1,6 @@
 import { PublicKey, SolanaJSONRPCError } from '@solana/web3.js';
-import { WRAPPED_SOL_MINT, isRpcUnreachable, lamportsToSol, walletHoldings, type WalletHoldings } from '@svc/chain';
+import { WRAPPED_SOL_MINT, isRpcUnreachable, lamportsToSol, rpcUnavailable, walletHoldings, type WalletHoldings } from '@svc/chain';
 import { walletResponse } from '@svc/contracts';
-import { Rejected } from '@svc/domain';
 import { unauthorized } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 import type { Services } from '../../services';
@@ -13,7 +12,7 @@ async function holdingsOf(services: Services, wallet: string): Promise<WalletHol
     return await walletHoldings(services.chain.connection, new PublicKey(wallet));
   } catch (error) {
     if (isRpcUnreachable(error) || error instanceof SolanaJSONRPCError) {
-      throw new Rejected('unavailable', `the Solana RPC could not be reached or refused to answer (${(error as Error).message}); try again shortly`, {}, 5);
+      throw rpcUnavailable(error, 'try again shortly');
     }
     throw error;
   }
