@@ -6,7 +6,7 @@ import { startDoorbellWorker, type DoorbellWorkerTuning, type RunningDoorbellWor
 
 export interface WorkersOptions {
   doorbellWorker?: DoorbellWorkerTuning;
-  /** How often the on-chain outbox is settled after the pass at start (default 30 s). */
+  /** How often the on-chain outbox is settled after the pass at start (default OUTBOX_RECOVERY_MS). */
   outboxRecoveryEveryMs?: number;
 }
 
@@ -32,7 +32,7 @@ export async function startWorkers(runtime: Runtime, options: WorkersOptions = {
     ...options.doorbellWorker,
   });
   // Confirmed transactions that a crashed or failed request left unrecorded are recorded; the rest freed.
-  const outboxRecovery = startOutboxRecovery(runtime.pipeline, log, options.outboxRecoveryEveryMs);
+  const outboxRecovery = startOutboxRecovery(runtime.pipeline, log, options.outboxRecoveryEveryMs ?? config.outboxRecoveryMs);
   return {
     doorbells,
     async stop() {
