@@ -1,20 +1,10 @@
 import { loadConfig } from '@svc/config';
+import { runUntilSignalled } from '@svc/runtime';
 import { startServer } from './server';
 
 /** `npm run start:api`: the API alone (the distributed shape). `npm start` runs the whole service in one process. */
-async function main(): Promise<void> {
+runUntilSignalled('the API', async () => {
   if (process.argv.includes('--embedded')) throw new Error('the single-process service is `npm start` (scripts/start.ts); apps/api runs the API alone');
   const running = await startServer(loadConfig());
-  const stop = async (signal: string) => {
-    running.services.log.info({ signal }, 'shutting down');
-    await running.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-}
-
-main().catch((error) => {
-  console.error('failed to start:', error instanceof Error ? error.message : error);
-  process.exit(1);
+  return { log: running.services.log, stop: () => running.close() };
 });

@@ -1,5 +1,5 @@
 import { loadConfig } from '@svc/config';
-import { buildRuntime, createLogger } from '@svc/runtime';
+import { buildRuntime, createLogger, runUntilSignalled } from '@svc/runtime';
 import { startWorkers } from './workers';
 
 /**
@@ -7,7 +7,7 @@ import { startWorkers } from './workers';
  * with `npm run start:api` and a projector, on the same DATABASE_URL, EVENTSTORE_URL, REDIS_URL and
  * SERVICE_MASTER_KEY (doorbell secrets sealed by the API with another key cannot be read).
  */
-async function main(): Promise<void> {
+runUntilSignalled('the workers', async () => {
   const config = loadConfig();
   const log = createLogger(config, 'svc-workers');
   const runtime = await buildRuntime(config, log, { applicationName: 'svc-workers' });
@@ -15,17 +15,11 @@ async function main(): Promise<void> {
     await runtime.close();
     throw error;
   });
-  const stop = async (signal: string) => {
-    log.info({ signal }, 'shutting down');
-    await workers.stop();
-    await runtime.close();
-    process.exit(0);
+  return {
+    log,
+    async stop() {
+      await workers.stop();
+      await runtime.close();
+    },
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-}
-
-main().catch((error) => {
-  console.error('workers failed to start:', error instanceof Error ? error.message : error);
-  process.exit(1);
 });

@@ -1,3 +1,4 @@
 export * from './logger';
 export * from './storage';
 export * from './runtime';
+export * from './process';
