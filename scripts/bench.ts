@@ -18,18 +18,12 @@ import { Cleanup, deleteRedisKeys } from './bench/cleanup';
 import { ProjectionLag } from './bench/lag';
 import { runLoad, type LoadOptions } from './bench/load';
 import { formatReport, summarise, type RoundFigures, type Target } from './bench/report';
+import { setting } from './bench/settings';
 import { distribution } from './bench/stats';
 
 const ROOT = path.resolve(__dirname, '..');
 const OUT_DIR = path.join(ROOT, '.bench');
 
-function setting(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}, got ${JSON.stringify(raw)}`);
-  return n;
-}
 
 const SECONDS = setting('BENCH_SECONDS', 10, 1);
 const WARMUP_SECONDS = setting('BENCH_WARMUP_SECONDS', 2, 0);

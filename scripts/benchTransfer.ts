@@ -27,12 +27,13 @@ import { startEmbedded, type RunningServer } from './embedded';
 import { deleteRedisKeys, runBench, type Cleanup } from './bench/cleanup';
 import { runLoad } from './bench/load';
 import { fixed, table } from './bench/report';
+import { setting } from './bench/settings';
 import { distribution, median, percentile, type Distribution } from './bench/stats';
 
 const ROOT = path.resolve(__dirname, '..');
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 1);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = setting('BENCH_SECONDS', 5, 1);
+const WARMUP_SECONDS = setting('BENCH_WARMUP_SECONDS', 1, 0);
+const ROUNDS = Math.floor(setting('BENCH_ROUNDS', 3, 1));
 const CLIENTS = 16;
 const MAX_REQUESTS_PER_ROUND = 20_000;
 const REQUEST_TIMEOUT_MS = 30_000;
