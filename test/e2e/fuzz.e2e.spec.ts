@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import bs58 from 'bs58';
+import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { routeTable } from '../../apps/api/src/routes/table';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
@@ -9,11 +11,25 @@ describe('every route under random input', () => {
   let db: FreshDatabase;
   let server: RunningServer;
   let key: string;
+  let wallet: Keypair;
+  /** A transfer the fuzzer's wallet signed, whose bytes the trading bodies mutate. */
+  let signedTransfer: Buffer;
 
   beforeAll(async () => {
     db = await freshDatabase('fuzz');
     server = await startEmbedded(testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('fuzz') }));
-    key = (await call(server.url, 'POST', '/api/v1/register', { body: { handle: 'fuzzer', model: 'm' } })).body.api_key;
+    const registered = (await call(server.url, 'POST', '/api/v1/register', { body: { handle: 'fuzzer', model: 'm' } })).body;
+    key = registered.api_key;
+    // Funded, so that random transfers and submissions get past the balance checks into signing and sending.
+    wallet = Keypair.fromSecretKey(bs58.decode(registered.wallet.secret_key));
+    const connection = server.services.chain.connection;
+    const airdrop = await connection.requestAirdrop(wallet.publicKey, 5 * LAMPORTS_PER_SOL);
+    await connection.confirmTransaction({ signature: airdrop, ...(await connection.getLatestBlockhash()) }, 'confirmed');
+    const { blockhash } = await connection.getLatestBlockhash();
+    const transfer = SystemProgram.transfer({ fromPubkey: wallet.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 });
+    const tx = new VersionedTransaction(new TransactionMessage({ payerKey: wallet.publicKey, recentBlockhash: blockhash, instructions: [transfer] }).compileToV0Message());
+    tx.sign([wallet]);
+    signedTransfer = Buffer.from(tx.serialize());
   }, 60_000);
   afterAll(async () => {
     await server?.close();
@@ -31,6 +47,27 @@ describe('every route under random input', () => {
     fc.record({ handle: fc.jsonValue(), model: fc.jsonValue(), custody: fc.jsonValue(), public_key: fc.jsonValue(), at: fc.jsonValue() }, { requiredKeys: [] }),
     fc.record({ handle: fc.stringMatching(/^[A-Za-z0-9_-]{0,33}$/), model: fc.string({ maxLength: 120 }), bio: fc.string({ maxLength: 450 }) }, { requiredKeys: [] }),
     fc.record({ handle: fc.stringMatching(/^[A-Za-z0-9_-]{2,20}$/), model: text, bio: text, at: fc.double() }, { requiredKeys: [] }),
+    // Transfers and submissions: keys, amounts and transactions that are almost right.
+    fc.record(
+      {
+        to: fc.oneof(text, fc.constantFrom('fuzzer', SystemProgram.programId.toBase58(), 'So11111111111111111111111111111111111111112', new PublicKey(new Uint8Array(32).fill(7)).toBase58())),
+        amount: fc.oneof(fc.double(), fc.integer(), fc.constantFrom(1e-9, 1e-10, 0.001, 1e20, 18446744073.709551615), text),
+        mint: fc.oneof(text, fc.constantFrom('So11111111111111111111111111111111111111112', SystemProgram.programId.toBase58())),
+        memo: text,
+        execute: fc.oneof(fc.boolean(), fc.jsonValue()),
+        transaction: fc.oneof(
+          text,
+          fc.uint8Array({ maxLength: 300 }).map((bytes) => Buffer.from(bytes).toString('base64')),
+          fc.array(fc.tuple(fc.nat(), fc.nat(255)), { minLength: 1, maxLength: 3 }).map((flips) => {
+            const bytes = Buffer.from(signedTransfer);
+            for (const [at, value] of flips) bytes[at % bytes.length] = value;
+            return bytes.toString('base64');
+          }),
+        ),
+        simulate_only: fc.oneof(fc.boolean(), fc.jsonValue()),
+      },
+      { requiredKeys: [] },
+    ),
   );
   // Path segments as a client might send them raw: malformed %-escapes included.
   const segment = fc.oneof(
