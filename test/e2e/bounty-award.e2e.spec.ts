@@ -574,7 +574,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
           lastValidBlockHeight: expired ? height - 1 : signed.lastValidBlockHeight,
           leaseMs: 0,
         }),
-      ).toBe(true);
+      ).toMatchObject({ state: 'sent', signature: signed.signature });
       return signed.signature;
     }
 

@@ -39,9 +39,9 @@ describe('the on-chain outbox: every state move, against PostgreSQL', () => {
   it('reserved → sent → done, only by the attempt that holds the row, each move once', async () => {
     const r = row();
     expect(await outbox.reserve(r)).toEqual({ ok: true });
-    expect(await outbox.markSigned(r.id, 'someone_else', signed('s1'))).toBe(false);
-    expect(await outbox.markSigned(r.id, r.attemptId, signed('s1'))).toBe(true);
-    expect(await outbox.markSigned(r.id, r.attemptId, signed('s1'))).toBe(false);
+    expect(await outbox.markSigned(r.id, 'someone_else', signed('s1'))).toBeUndefined();
+    expect(await outbox.markSigned(r.id, r.attemptId, signed('s1'))).toMatchObject({ id: r.id, state: 'sent', signature: 's1', lastValidBlockHeight: 100 });
+    expect(await outbox.markSigned(r.id, r.attemptId, signed('s1'))).toBeUndefined();
     // Signed bytes are never thrown away: a sent row cannot be released, only settled by the chain.
     expect(await outbox.release(r.id, r.attemptId)).toBe(false);
     expect(await outbox.markDone(r.id, { seq: 7, hash: 'h' })).toBe(true);
@@ -54,7 +54,7 @@ describe('the on-chain outbox: every state move, against PostgreSQL', () => {
     const handout = { transaction: 'AQ==', messageHash: 'm1', reference: 'R1', minSlot: 5, blockhash: 'bh', lastValidBlockHeight: 9, leaseMs: 0 };
     const r = row();
     await outbox.reserve(r);
-    expect(await outbox.markUnsigned(r.id, r.attemptId, handout)).toBe(true);
+    expect(await outbox.markUnsigned(r.id, r.attemptId, handout)).toMatchObject({ state: 'unsigned', reference: 'R1' });
     expect(await outbox.byMessage('agent_1', 'm1')).toMatchObject({ id: r.id, state: 'unsigned', reference: 'R1', minSlot: 5 });
     expect(await outbox.byMessage('agent_2', 'm1')).toBeUndefined();
     expect(await outbox.markUnsignedSent(r.id, { signature: 's2', transaction: 'AQ==', leaseMs: 0 })).toBe(true);

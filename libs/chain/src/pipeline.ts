@@ -75,8 +75,11 @@ export interface ActionIntent {
   /** The public facts of the action, returned to the caller and kept with the row. */
   summary: Record<string, unknown>;
   build(recent: RecentBlockhash): Promise<BuiltTransaction>;
-  /** Refuses, before anything is signed, what cannot succeed: funds for the amounts plus `fee`. */
-  check?(fee: bigint, transaction: VersionedTransaction): Promise<void>;
+  /**
+   * Refuses, before anything is signed, what cannot succeed: funds for the amounts plus `fee` (a promise, so
+   * that a check can read balances while the fee is looked up).
+   */
+  check?(fee: Promise<bigint>, transaction: VersionedTransaction): Promise<void>;
   /** Asked again once the hold is taken: the decision may have changed since the command's first look. */
   recheck?(): Promise<void>;
   /** Another live action holds `holdKey`: answer for it (its handout again) or throw. */
@@ -164,6 +167,8 @@ export class ActionPipeline {
   }
 
   async run(intent: ActionIntent): Promise<ActionOutcome> {
+    // Looked up while the row is reserved: a blockhash is only a freshness token, so it needs no decision first.
+    let recent: Promise<RecentBlockhash> | undefined = settledLater(recentBlockhash(this.connection));
     for (let attempt = 0; attempt < 5; attempt++) {
       const id = `act_${ulid()}`;
       const attemptId = ulid();
@@ -180,6 +185,8 @@ export class ActionPipeline {
       });
       if (!reserved.ok) {
         const holder = reserved.holder;
+        // Whatever comes next may take long enough for that blockhash to age: a later attempt asks again.
+        recent = undefined;
         if (reserved.conflict === 'idempotency') {
           const resumed = await this.resume(holder);
           if (resumed) return resumed;
@@ -190,25 +197,26 @@ export class ActionPipeline {
         if (intent.onHeld) return intent.onHeld(now, this);
         throw new Rejected('invalid_request', `another ${now.action} holds ${intent.holdKey}`);
       }
-      return this.perform(intent, id, attemptId);
+      return this.perform(intent, id, attemptId, recent ?? recentBlockhash(this.connection));
     }
     throw new Rejected('unavailable', 'the action could not be reserved; try again', {}, 1);
   }
 
-  private async perform(intent: ActionIntent, id: string, attemptId: string): Promise<ActionOutcome> {
+  private async perform(intent: ActionIntent, id: string, attemptId: string, recentLookup: Promise<RecentBlockhash>): Promise<ActionOutcome> {
     const { outbox } = this.deps;
+    let row: OutboxRow;
     let signed: SignedTransaction;
     try {
       await intent.recheck?.();
-      const recent = await recentBlockhash(this.connection);
+      const recent = await recentLookup;
       const built = await intent.build(recent);
       if (!intent.sign) return await this.handOut(intent, id, attemptId, built, recent);
+      const keypair = settledLater(this.custodyKey(intent.agentId, intent.wallet));
       // A fresh key makes every build a transaction of its own: two identical transfers on one blockhash
       // would otherwise share a signature, and the chain would make only one of them.
       const transaction = this.compile(intent.wallet, built, recent, withReference(built.instructions, Keypair.generate().publicKey));
-      await intent.check?.(await feeLamports(this.connection, transaction), transaction);
-      const keypair = await this.custodyKey(intent.agentId, intent.wallet);
-      signed = signTransaction(transaction, [keypair, ...(built.signers ?? [])], recent);
+      await intent.check?.(settledLater(feeLamports(this.connection, transaction)), transaction);
+      signed = signTransaction(transaction, [await keypair, ...(built.signers ?? [])], recent);
       const stored = await outbox.markSigned(id, attemptId, {
         signature: signed.signature,
         transaction: Buffer.from(signed.wire).toString('base64'),
@@ -218,11 +226,12 @@ export class ActionPipeline {
         leaseMs: ACTION_LEASE_MS,
       });
       if (!stored) throw new Rejected('unavailable', `the ${intent.action} was taken over before it was sent; try again`, {}, 1);
+      row = stored;
     } catch (error) {
       await outbox.release(id, attemptId).catch((err) => this.deps.log.warn({ err, id }, 'outbox row not released; recovery will'));
       throw beforeSend(error);
     }
-    return this.sendAndRecord((await outbox.get(id))!, signed, false);
+    return this.sendAndRecord(row, signed, false);
   }
 
   private compile(wallet: string, built: BuiltTransaction, recent: RecentBlockhash, instructions = built.instructions): VersionedTransaction {
@@ -243,7 +252,7 @@ export class ActionPipeline {
     // Read before the blockhash is used: the transaction can only land after both.
     const minSlot = Math.max(0, (await this.connection.getSlot('confirmed')) - SLOT_MARGIN);
     const transaction = this.compile(intent.wallet, built, recent, withReference(built.instructions, reference));
-    await intent.check?.(await feeLamports(this.connection, transaction), transaction);
+    await intent.check?.(settledLater(feeLamports(this.connection, transaction)), transaction);
     if (built.signers?.length) transaction.sign(built.signers);
     const stored = await this.deps.outbox.markUnsigned(id, attemptId, {
       transaction: encodeUnsigned(transaction),
@@ -255,7 +264,7 @@ export class ActionPipeline {
       leaseMs: UNSIGNED_CHECK_MS,
     });
     if (!stored) throw new Rejected('unavailable', `the ${intent.action} was taken over before it was handed out; try again`, {}, 1);
-    return this.handoutOf((await this.deps.outbox.get(id))!, intent.wallet);
+    return this.handoutOf(stored, intent.wallet);
   }
 
   /** The outcome that hands `row`'s unsigned transaction out (again). */
@@ -556,6 +565,15 @@ export class ActionPipeline {
     }
     return 'recorded';
   }
+}
+
+/**
+ * A promise started early and awaited later: its rejection is marked handled now, so an await that never
+ * comes (an earlier step failed) is not an unhandled rejection; whoever awaits it still gets the error.
+ */
+function settledLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 /** Errors before anything was sent: what the chain said, an unreachable RPC, or our own fault (500). */

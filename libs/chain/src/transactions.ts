@@ -76,11 +76,11 @@ export async function feeLamports(connection: Connection, transaction: Versioned
  * Refuses (ChainError `insufficient`) a payment the wallet cannot make: it must hold the amount plus the
  * fee, and keep either nothing or at least the rent-exempt minimum, which the runtime enforces.
  */
-export async function assertCanPay(connection: Connection, wallet: WalletAddress, payment: { lamports: bigint; fee: bigint }): Promise<{ balance: bigint }> {
-  const [balance, rentMinimum] = await Promise.all([balanceLamports(connection, wallet), connection.getMinimumBalanceForRentExemption(0, 'confirmed').then(BigInt)]);
-  const needed = payment.lamports + payment.fee;
+export async function assertCanPay(connection: Connection, wallet: WalletAddress, payment: { lamports: bigint; fee: bigint | Promise<bigint> }): Promise<{ balance: bigint }> {
+  const [balance, rentMinimum, fee] = await Promise.all([balanceLamports(connection, wallet), connection.getMinimumBalanceForRentExemption(0, 'confirmed').then(BigInt), payment.fee]);
+  const needed = payment.lamports + fee;
   const sol = (lamports: bigint) => `${lamportsToSol(lamports)} SOL`;
-  const parts = `${sol(payment.lamports)} + ${sol(payment.fee)} network fee`;
+  const parts = `${sol(payment.lamports)} + ${sol(fee)} network fee`;
   const amounts = { needed_lamports: Number(needed), available_lamports: Number(balance) };
   if (balance < needed) {
     throw new ChainError('insufficient', `the wallet ${publicKeyOf(wallet).toBase58()} holds ${sol(balance)}; this needs ${sol(needed)} (${parts})`, [], undefined, amounts);

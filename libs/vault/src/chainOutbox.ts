@@ -220,19 +220,23 @@ export class ChainOutbox {
     return { ok: false, holder };
   }
 
-  private async move(id: string, attemptId: string | null, from: OutboxState[], set: Record<string, unknown>): Promise<boolean> {
+  private async move(id: string, attemptId: string | null, from: OutboxState[], set: Record<string, unknown>): Promise<OutboxRow | undefined> {
     let update = this.database.db
       .updateTable(this.table)
       .set({ ...set, updated_at: sql`now()` })
       .where('id', '=', id)
       .where('state', 'in', from);
     if (attemptId !== null) update = update.where('attempt_id', '=', attemptId);
-    const result = await update.executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+    const moved = await update.returningAll().executeTakeFirst();
+    return moved ? toRow(moved) : undefined;
   }
 
-  /** Stores the unsigned transaction handed out; false if this attempt no longer holds the row. */
-  markUnsigned(id: string, attemptId: string, handout: UnsignedHandout): Promise<boolean> {
+  private async moved(id: string, attemptId: string | null, from: OutboxState[], set: Record<string, unknown>): Promise<boolean> {
+    return (await this.move(id, attemptId, from, set)) !== undefined;
+  }
+
+  /** Stores the unsigned transaction handed out: the row as stored, or undefined if this attempt no longer holds it. */
+  async markUnsigned(id: string, attemptId: string, handout: UnsignedHandout): Promise<OutboxRow | undefined> {
     return this.move(id, attemptId, ['reserved'], {
       state: 'unsigned',
       transaction: handout.transaction,
@@ -245,8 +249,8 @@ export class ChainOutbox {
     });
   }
 
-  /** Stores the signed bytes before they are sent; false if this attempt no longer holds the row. */
-  markSigned(id: string, attemptId: string, signed: SignedSend): Promise<boolean> {
+  /** Stores the signed bytes before they are sent: the row as stored, or undefined if this attempt no longer holds it. */
+  async markSigned(id: string, attemptId: string, signed: SignedSend): Promise<OutboxRow | undefined> {
     return this.move(id, attemptId, ['reserved'], {
       state: 'sent',
       signature: signed.signature,
@@ -259,8 +263,8 @@ export class ChainOutbox {
   }
 
   /** A handed-out transaction came back signed (through /tx/submit, or found on-chain): from here it is a sent one. */
-  markUnsignedSent(id: string, sent: { signature: string; transaction: string; leaseMs: number }): Promise<boolean> {
-    return this.move(id, null, ['unsigned'], { state: 'sent', signature: sent.signature, transaction: sent.transaction, lease_until: this.lease(sent.leaseMs) });
+  async markUnsignedSent(id: string, sent: { signature: string; transaction: string; leaseMs: number }): Promise<boolean> {
+    return this.moved(id, null, ['unsigned'], { state: 'sent', signature: sent.signature, transaction: sent.transaction, lease_until: this.lease(sent.leaseMs) });
   }
 
   /** Nothing was signed (or the handout expired unsent): the row goes, freeing its hold and its idempotency key. */
@@ -272,18 +276,18 @@ export class ChainOutbox {
   }
 
   /** The chain says it never took effect. */
-  markFailed(id: string, error: OutboxError): Promise<boolean> {
-    return this.move(id, null, ['reserved', 'unsigned', 'sent'], { state: 'failed', error: JSON.stringify(error) });
+  async markFailed(id: string, error: OutboxError): Promise<boolean> {
+    return this.moved(id, null, ['reserved', 'unsigned', 'sent'], { state: 'failed', error: JSON.stringify(error) });
   }
 
   /** On the ledger. */
-  markDone(id: string, receipt: { seq: number; hash: string } | null): Promise<boolean> {
-    return this.move(id, null, ['sent', 'rejected'], { state: 'done', receipt: receipt ? JSON.stringify(receipt) : null, error: null });
+  async markDone(id: string, receipt: { seq: number; hash: string } | null): Promise<boolean> {
+    return this.moved(id, null, ['sent', 'rejected'], { state: 'done', receipt: receipt ? JSON.stringify(receipt) : null, error: null });
   }
 
   /** Confirmed, but the ledger refused the record: kept for an operator, never retried. */
-  markRejected(id: string, error: OutboxError): Promise<boolean> {
-    return this.move(id, null, ['sent'], { state: 'rejected', error: JSON.stringify(error) });
+  async markRejected(id: string, error: OutboxError): Promise<boolean> {
+    return this.moved(id, null, ['sent'], { state: 'rejected', error: JSON.stringify(error) });
   }
 
   /** Lets a recovery pass take the row after `afterMs` (at once, when this process gave up on it). */

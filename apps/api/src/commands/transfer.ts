@@ -48,8 +48,9 @@ function memoInstruction(memo: string, signer: PublicKey): TransactionInstructio
 }
 
 /** Refuses a token transfer the wallet cannot make: no tokens at all, fewer than asked, or no SOL for the fee and a new account's rent. */
-async function checkTokenFunds(connection: Connection, owner: PublicKey, to: PublicKey, mint: PublicKey, info: { programId: PublicKey; decimals: number }, raw: bigint, fee: bigint) {
-  const held = await tokenBalanceRaw(connection, owner, mint, info.programId);
+async function checkTokenFunds(connection: Connection, owner: PublicKey, to: PublicKey, mint: PublicKey, info: { programId: PublicKey; decimals: number }, raw: bigint, fee: Promise<bigint>) {
+  const destination = getAssociatedTokenAddressSync(mint, to, false, info.programId);
+  const [held, existing] = await Promise.all([tokenBalanceRaw(connection, owner, mint, info.programId), connection.getAccountInfo(destination, 'confirmed')]);
   if (held === 0n) throw new Rejected('no_balance', `the wallet holds none of ${mint.toBase58()}`, { mint: mint.toBase58() });
   if (held < raw) {
     throw new Rejected('insufficient', `the wallet holds ${rawToUi(held, info.decimals)} of ${mint.toBase58()}; this needs ${rawToUi(raw, info.decimals)}`, {
@@ -57,11 +58,9 @@ async function checkTokenFunds(connection: Connection, owner: PublicKey, to: Pub
       available: rawToUi(held, info.decimals),
     });
   }
-  const destination = getAssociatedTokenAddressSync(mint, to, false, info.programId);
-  const exists = (await connection.getAccountInfo(destination, 'confirmed')) !== null;
   // An associated token account is 165 bytes, 170 under Token-2022 (its ImmutableOwner extension).
   const size = info.programId.equals(TOKEN_2022_PROGRAM_ID) ? 170 : 165;
-  const rent = exists ? 0n : BigInt(await connection.getMinimumBalanceForRentExemption(size, 'confirmed'));
+  const rent = existing !== null ? 0n : BigInt(await connection.getMinimumBalanceForRentExemption(size, 'confirmed'));
   // The SOL side (fee, and the rent of the recipient's new token account) is checked like any payment.
   await assertCanPay(connection, owner, { lamports: rent, fee });
 }
