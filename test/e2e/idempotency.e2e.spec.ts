@@ -64,6 +64,62 @@ describe('Idempotency-Key on every POST, over HTTP against PostgreSQL and Redis'
     expect(posts.map((p) => p.id)).toEqual([first.post.id]);
   });
 
+  /** What a process leaves when it dies while holding a key: the row still running, its lease run out, no reply. */
+  const dieHolding = (who: Citizen, key: string) =>
+    sql`update vault.idempotency_keys set state = 'running', status = null, response = null, lease_until = now() where scope = ${who.id} and key = ${key}`.execute(
+      server.services.database.db,
+    );
+
+  it('answers a retry after the process died between the write and the reply with that write, not a second one', async () => {
+    const [alice, bob] = [await citizen('d'), await citizen('e')];
+    const key = randomUUID();
+    const first = await post(alice, { body: 'written, then the process died' }, key);
+    expect(first.status).toBe(201);
+    await dieHolding(alice, key);
+
+    const retry = await post(alice, { body: 'written, then the process died' }, key);
+    expect(retry.status).toBe(201);
+    expect(retry.body.post).toEqual(first.body.post);
+    expect(retry.body.ledger).toEqual(first.body.ledger);
+    expect((await record(alice)).types.filter((t) => t === 'PostCreated')).toHaveLength(1);
+
+    // The same for a bounty and a submission to it.
+    const bountyBody = { title: 'find it', body: 'conditions', reward_sol: 0.01 };
+    const bounty = await call(base, 'POST', '/api/v1/bounties', { key: alice.key, body: bountyBody, headers: { 'Idempotency-Key': key + 'b' } });
+    await dieHolding(alice, key + 'b');
+    const bountyAgain = await call(base, 'POST', '/api/v1/bounties', { key: alice.key, body: bountyBody, headers: { 'Idempotency-Key': key + 'b' } });
+    expect(bountyAgain.body.bounty.id).toBe(bounty.body.bounty.id);
+    const path = `/api/v1/bounties/${bounty.body.bounty.id}/submissions`;
+    const submission = await call(base, 'POST', path, { key: bob.key, body: { body: 'mine' }, headers: { 'Idempotency-Key': key } });
+    await dieHolding(bob, key);
+    const submissionAgain = await call(base, 'POST', path, { key: bob.key, body: { body: 'mine' }, headers: { 'Idempotency-Key': key } });
+    expect(submissionAgain.status).toBe(201);
+    expect(submissionAgain.body.submission.id).toBe(submission.body.submission.id);
+    const listed = await call(base, 'GET', `/api/v1/bounties/${bounty.body.bounty.id}`);
+    expect(listed.body.submissions).toHaveLength(1);
+    expect((await record(alice)).types.filter((t) => t === 'BountyPosted')).toHaveLength(1);
+  });
+
+  it('writes once when the process died before writing: the retry runs the request itself', async () => {
+    const alice = await citizen('f');
+    const key = randomUUID();
+    const body = { body: 'never written by the first attempt' };
+    // The request as the service hashes it (after its defaults), taken from a twin sent under another key.
+    const twin = randomUUID();
+    const bob = await citizen('g');
+    expect((await post(bob, body, twin)).status).toBe(201);
+    const { rows } = await sql<{ request_hash: string }>`select request_hash from vault.idempotency_keys where scope = ${bob.id} and key = ${twin}`.execute(server.services.database.db);
+    const hash = rows[0]!.request_hash;
+    // The first attempt took the key and died before it wrote anything.
+    await sql`insert into vault.idempotency_keys (scope, key, request_hash, attempt, state, lease_until) values (${alice.id}, ${key}, ${hash}, 'dead', 'running', now())`.execute(
+      server.services.database.db,
+    );
+    const retry = await post(alice, body, key);
+    expect(retry.status).toBe(201);
+    expect((await record(alice)).posts.map((p) => p.id)).toEqual([retry.body.post.id]);
+    expect((await post(alice, body, key)).body.post.id).toBe(retry.body.post.id);
+  });
+
   it('replays a completed write with Idempotent-Replayed: true and writes nothing more', async () => {
     const alice = await citizen('r');
     const key = randomUUID();

@@ -61,7 +61,7 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
   it('runs the first request, then replays its stored reply (status, body and headers) to every retry', async () => {
     const key = randomUUID();
     const first = await store.begin(SCOPE, key, HASH);
-    expect(first).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false });
+    expect(first).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false, createdAt: expect.any(Number) });
     expect(await store.complete(SCOPE, key, ran(first), reply(1))).toBe(true);
     expect(await store.begin(SCOPE, key, HASH)).toEqual({ kind: 'replay', ...reply(1) });
     expect(await process2().begin(SCOPE, key, HASH)).toEqual({ kind: 'replay', ...reply(1) });
@@ -133,6 +133,18 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
     await store.abandon(SCOPE, key, attempt);
   });
 
+  it('lets go of a key after a fault: the next attempt takes it over at once as resumed, from the same first use', async () => {
+    const key = randomUUID();
+    const first = await store.begin(SCOPE, key, HASH);
+    const attempt = ran(first);
+    expect(await store.letGo(SCOPE, key, attempt)).toBe(true);
+    const retry = await process2().begin(SCOPE, key, HASH, { waitMs: 0 });
+    expect(retry).toEqual({ kind: 'run', attempt: expect.any(String), resumed: true, createdAt: (first as { createdAt: number }).createdAt });
+    // The faulted attempt holds nothing any more.
+    expect(await store.complete(SCOPE, key, attempt, reply(9))).toBe(false);
+    expect(await store.letGo(SCOPE, key, attempt)).toBe(false);
+  });
+
   it('lets a retry take over once a dead holder’s lease runs out, and the dead attempt can no longer complete', async () => {
     const key = randomUUID();
     const dead = process2();
@@ -140,7 +152,7 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
     const deadAttempt = ran(await dead.begin(SCOPE, key, HASH, { leaseMs: 0 }));
     dead.close();
     const retry = await store.begin(SCOPE, key, HASH);
-    expect(retry).toEqual({ kind: 'run', attempt: expect.any(String), resumed: true });
+    expect(retry).toEqual({ kind: 'run', attempt: expect.any(String), resumed: true, createdAt: expect.any(Number) });
     const attempt = ran(retry);
     expect(attempt).not.toBe(deadAttempt);
     // The new holder's lease is live: nobody else takes it over.
@@ -174,7 +186,7 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
     expect(await store.abandon(SCOPE, key, attempt)).toBe(true);
     expect(await row(key)).toBeUndefined();
     const again = await store.begin(SCOPE, key, OTHER_HASH);
-    expect(again).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false });
+    expect(again).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false, createdAt: expect.any(Number) });
     await store.complete(SCOPE, key, ran(again), reply(4));
     // A completed key is never abandoned.
     expect(await store.abandon(SCOPE, key, ran(again))).toBe(false);
@@ -186,7 +198,7 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
     const attempt = ran(await store.begin(SCOPE, key, HASH));
     const waiting = process2().begin(SCOPE, key, HASH);
     await store.abandon(SCOPE, key, attempt);
-    expect(await waiting).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false });
+    expect(await waiting).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false, createdAt: expect.any(Number) });
   });
 
   it('purges keys older than the bound, except one whose holder still runs', async () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { idempotencyRequestHash, isIdempotencyKey } from '@svc/vault';
+import { decodeTime, isValid } from 'ulid';
+import { idempotencyRequestHash, idempotentIds, isIdempotencyKey } from '@svc/vault';
 
 describe('Idempotency-Key rules', () => {
   it('accepts 1-255 visible ASCII characters and nothing else', () => {
@@ -32,5 +33,22 @@ describe('Idempotency-Key rules', () => {
     expect(idempotencyRequestHash('POST', '/api/v1/posts', { body: 1 })).not.toBe(idempotencyRequestHash('POST', '/api/v1/posts', { body: '1' }));
     // The parts are framed: moving text between path and body does not collide.
     expect(idempotencyRequestHash('POST', '/a', { b: 'c' })).not.toBe(idempotencyRequestHash('POST', '/a"', { b: 'c' }));
+  });
+
+  it('makes the same ids on every attempt of one request, and others for any other request', () => {
+    const at = Date.UTC(2026, 10, 25, 13, 0, 0);
+    const ids = (key: string, hash = 'h', time = at) => {
+      const next = idempotentIds('agent_1', key, hash, time);
+      return [next('post_'), next('post_'), next('bounty_')];
+    };
+    const first = ids('k');
+    expect(ids('k')).toEqual(first);
+    expect(new Set(first).size).toBe(3);
+    for (const id of first) {
+      const ulid = id.replace(/^[a-z]+_/, '');
+      expect(isValid(ulid)).toBe(true);
+      expect(decodeTime(ulid)).toBe(at);
+    }
+    for (const other of [ids('k2'), ids('k', 'h2'), ids('k', 'h', at + 1)]) for (const [i, id] of other.entries()) expect(id).not.toBe(first[i]);
   });
 });

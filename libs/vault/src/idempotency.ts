@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { sql } from 'kysely';
+import { ulid } from 'ulid';
 import { execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
 import { seal, unseal } from './crypto';
 
@@ -47,8 +48,12 @@ export interface StoredResponse {
 }
 
 export type IdempotencyBegin =
-  /** This caller holds the key and must end with complete or abandon. `resumed`: a dead holder's lease ran out. */
-  | { kind: 'run'; attempt: string; resumed: boolean }
+  /**
+   * This caller holds the key and must end with complete or abandon. `resumed`: a dead holder's lease ran out,
+   * so the request may have taken effect already. `createdAt`: when the key was first used (ms), the same for
+   * every attempt, so that ids made from it are too.
+   */
+  | { kind: 'run'; attempt: string; resumed: boolean; createdAt: number }
   | ({ kind: 'replay' } & StoredResponse)
   /** The key was first used for another request. */
   | { kind: 'conflict' }
@@ -129,9 +134,9 @@ export class IdempotencyStore {
         .insertInto(this.table)
         .values({ scope, key, request_hash: requestHash, attempt, state: 'running', lease_until: this.lease(leaseMs) })
         .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
-        .returning('attempt')
+        .returning(['attempt', 'created_at'])
         .executeTakeFirst();
-      if (inserted) return this.hold(scope, key, attempt, leaseMs, false);
+      if (inserted) return this.hold(scope, key, attempt, leaseMs, false, new Date(inserted.created_at).getTime());
 
       const row = await this.database.db
         .selectFrom(this.table)
@@ -152,9 +157,9 @@ export class IdempotencyStore {
           .where('attempt', '=', row.attempt)
           .where('state', '=', 'running')
           .where(sql<boolean>`lease_until <= now()`)
-          .returning('attempt')
+          .returning(['attempt', 'created_at'])
           .executeTakeFirst();
-        if (taken) return this.hold(scope, key, attempt, leaseMs, true);
+        if (taken) return this.hold(scope, key, attempt, leaseMs, true, new Date(taken.created_at).getTime());
         continue;
       }
       const left = deadline - Date.now();
@@ -194,6 +199,24 @@ export class IdempotencyStore {
     return Number(result.numDeletedRows) === 1;
   }
 
+  /**
+   * Lets the next attempt take the key over at once, as if this one had died: for a failure after which the
+   * request may or may not have taken effect. The retry runs again as `resumed`, with the same ids.
+   */
+  async letGo(scope: string, key: string, attempt: string): Promise<boolean> {
+    this.release(attempt);
+    const result = await this.database.db
+      .updateTable(this.table)
+      .set({ lease_until: sql`now()` })
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .where('attempt', '=', attempt)
+      .where('state', '=', 'running')
+      .executeTakeFirst();
+    this.wake(scope, key);
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   /** Forgets keys first used more than `ms` ago, except one whose holder still runs. */
   async purgeOlderThan(ms: number): Promise<number> {
     const result = await this.database.db
@@ -214,7 +237,7 @@ export class IdempotencyStore {
     return { status, body, headers };
   }
 
-  private hold(scope: string, key: string, attempt: string, leaseMs: number, resumed: boolean): IdempotencyBegin {
+  private hold(scope: string, key: string, attempt: string, leaseMs: number, resumed: boolean, createdAt: number): IdempotencyBegin {
     const started = Date.now();
     const timer = setInterval(() => {
       if (Date.now() - started > this.tuning.maxHoldMs) return this.release(attempt);
@@ -234,7 +257,7 @@ export class IdempotencyStore {
     }, Math.max(1_000, Math.floor(leaseMs / 3)));
     timer.unref();
     this.holding.set(attempt, { timer, started });
-    return { kind: 'run', attempt, resumed };
+    return { kind: 'run', attempt, resumed, createdAt };
   }
 
   private release(attempt: string): void {
@@ -275,4 +298,21 @@ export class IdempotencyStore {
 /** Binds a sealed reply to its row, so it cannot be replayed under another citizen's key. */
 function context(scope: string, key: string): string {
   return `idempotency:${JSON.stringify([scope, key])}`;
+}
+
+/**
+ * Ids for the request behind an Idempotency-Key: the same on every attempt of it, so a request retried after
+ * its process died proposes the very ids it may already have written, and the ledger shows whether it did.
+ * They are ULIDs like any other: the time the key was first used, and a randomness drawn from the key.
+ */
+export function idempotentIds(scope: string, key: string, requestHash: string, createdAt: number): (prefix: string) => string {
+  let n = 0;
+  return (prefix) => {
+    n += 1;
+    const seed = createHash('sha256').update(`${scope}\n${key}\n${requestHash}\n${prefix}\n${n}`).digest();
+    let at = 0;
+    // ulid draws one number in [0, 1) per character of randomness.
+    const prng = () => seed[at++ % seed.length]! / 256;
+    return `${prefix}${ulid(createdAt, prng)}`;
+  };
 }

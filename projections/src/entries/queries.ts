@@ -42,3 +42,23 @@ export async function countEntriesByActor(db: Kysely<any>, schema: string, actor
     .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
+
+/**
+ * The entry of `type` by `actor`, at or after `since` (ms), whose data names `id` under `field`: what an
+ * earlier attempt of a retried request wrote. Walks only that citizen's entries of that type since then.
+ */
+export async function entryCreating(
+  db: Kysely<any>,
+  schema: string,
+  find: { actor: string; type: string; since: number; field: string; id: string },
+): Promise<LedgerEntry | undefined> {
+  const rows = await db
+    .selectFrom(`${schema}.entries`)
+    .select(['body', 'kind'])
+    .where('actor', '=', find.actor)
+    .where('type', '=', find.type)
+    .where('at', '>=', find.since)
+    .orderBy('seq')
+    .execute();
+  return rows.map(parse).find((entry) => (entry.data as Record<string, unknown>)[find.field] === find.id);
+}

@@ -4,14 +4,16 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import pinoHttp from 'pino-http';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import Redis from 'ioredis';
+import { monotonicFactory } from 'ulid';
 import { bodyValidator, queryValidator, type Validator } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
-import { idempotencyRequestHash, isIdempotencyKey } from '@svc/vault';
+import { idempotencyRequestHash, idempotentIds, isIdempotencyKey } from '@svc/vault';
 import type { Services } from '../services';
 import { ApiError, fromRejected, unauthorized } from './errors';
 import { presentedKey } from './credentials';
 import { expressPath, type RouteResult, type RouteSpec } from './route';
 
+const ulid = monotonicFactory();
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Query parameters whose values are private: memory note names, doorbell URLs (which often carry tokens). */
 const PRIVATE_QUERY = ['key', 'url'];
@@ -234,7 +236,8 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     if (spec.consistentRead) await readYourWrites(services);
     let result: RouteResult;
     try {
-      result = await spec.handle({ body, query, params, agentId, idempotencyKey, req, res }, services);
+      const newId = held?.newId ?? ((prefix: string) => `${prefix}${ulid()}`);
+      result = await spec.handle({ body, query, params, agentId, idempotencyKey, newId, resumedFrom: held?.resumedFrom, req, res }, services);
     } catch (error) {
       await held?.failed(error);
       throw error;
@@ -312,6 +315,8 @@ function idempotencyKeyOf(spec: RouteSpec, req: Request): string | undefined {
 }
 
 interface HeldKey {
+  newId(prefix: string): string;
+  resumedFrom?: number;
   completed(status: number, body: Record<string, unknown>, headers: Record<string, string>): Promise<void>;
   failed(error: unknown): Promise<void>;
   abandon(): Promise<void>;
@@ -324,7 +329,8 @@ interface HeldKey {
  */
 async function holdIdempotencyKey(services: Services, req: Request, res: Response, scope: string, key: string): Promise<HeldKey | 'replayed'> {
   const store = services.vault.idempotency;
-  const begun = await store.begin(scope, key, idempotencyRequestHash(req.method, req.path, req.body ?? {}));
+  const requestHash = idempotencyRequestHash(req.method, req.path, req.body ?? {});
+  const begun = await store.begin(scope, key, requestHash);
   switch (begun.kind) {
     case 'replay':
       for (const [name, value] of Object.entries(begun.headers)) res.setHeader(name, value);
@@ -355,12 +361,16 @@ async function holdIdempotencyKey(services: Services, req: Request, res: Respons
     await store.abandon(scope, key, attempt).catch((err) => services.log.error({ err, scope }, 'idempotency key not freed; it frees itself when its lease runs out'));
   };
   return {
+    newId: idempotentIds(scope, key, requestHash, begun.createdAt),
+    resumedFrom: begun.resumed ? begun.createdAt : undefined,
     completed,
     abandon,
     async failed(error) {
       const refusal = error instanceof ApiError ? error : error instanceof Rejected ? fromRejected(error) : undefined;
-      if (refusal && refusal.status < 500) await completed(refusal.status, envelope(refusal), refusal.headers);
-      else await abandon();
+      if (refusal && refusal.status < 500) return completed(refusal.status, envelope(refusal), refusal.headers);
+      // A fault may come after the request took effect: the retry takes over as a resumed attempt, with the
+      // same ids, and finds what this one wrote.
+      await store.letGo(scope, key, attempt).catch((err) => services.log.error({ err, scope }, 'idempotency key not let go; it frees itself when its lease runs out'));
     },
   };
 }

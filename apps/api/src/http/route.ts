@@ -15,6 +15,16 @@ export interface RouteInput<B = any, Q = any, P = any> {
    * on-chain command finds its own outbox row by it after a retry took over from a process that died.
    */
   idempotencyKey?: string;
+  /**
+   * A new id (`prefix` + ULID) for what the request creates. Under an Idempotency-Key it is the same on every
+   * attempt, so a retry after a crash proposes what it may already have written.
+   */
+  newId(prefix: string): string;
+  /**
+   * Set when this attempt took the Idempotency-Key over from one whose process died: the request may already
+   * have taken effect, at or after this time (ms).
+   */
+  resumedFrom?: number;
   req: Request;
   res: Response;
 }

@@ -1,10 +1,7 @@
-import { monotonicFactory } from 'ulid';
 import { createBountyBody, createBountyResponse } from '@svc/contracts';
 import type { BountyPostedData } from '@svc/domain';
 import { execute, handleOf } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
-
-const ulid = monotonicFactory();
 
 interface CreateBountyBody {
   title: string;
@@ -26,9 +23,9 @@ export default defineRoute<CreateBountyBody>({
   body: createBountyBody,
   response: createBountyResponse,
   errors: ['daily_cap'],
-  async handle({ body, agentId }, services) {
-    const data = { bounty_id: `bounty_${ulid()}`, title: body.title, body: body.body, reward_sol: body.reward_sol, mint: body.mint ?? null };
-    const [entry] = await execute(services, { type: 'PostBounty', agentId: agentId!, data });
+  async handle({ body, agentId, newId, resumedFrom }, services) {
+    const data = { bounty_id: newId('bounty_'), title: body.title, body: body.body, reward_sol: body.reward_sol, mint: body.mint ?? null };
+    const [entry] = await execute(services, { type: 'PostBounty', agentId: agentId!, data }, resumedFrom);
     const posted = entry!.data as unknown as BountyPostedData;
     const bounty = {
       id: posted.bounty_id,

@@ -1,9 +1,6 @@
-import { monotonicFactory } from 'ulid';
 import { bountyParams, submitWorkBody, submitWorkResponse } from '@svc/contracts';
 import { execute, handleOf } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
-
-const ulid = monotonicFactory();
 
 export default defineRoute<{ body: string }, unknown, { id: string }>({
   method: 'post',
@@ -17,9 +14,9 @@ export default defineRoute<{ body: string }, unknown, { id: string }>({
   body: submitWorkBody,
   response: submitWorkResponse,
   errors: ['not_found', 'own_bounty', 'bounty_closed'],
-  async handle({ body, params, agentId }, services) {
-    const data = { bounty_id: params.id, submission_id: `sub_${ulid()}`, body: body.body };
-    const [entry] = await execute(services, { type: 'SubmitWork', agentId: agentId!, data });
+  async handle({ body, params, agentId, newId, resumedFrom }, services) {
+    const data = { bounty_id: params.id, submission_id: newId('sub_'), body: body.body };
+    const [entry] = await execute(services, { type: 'SubmitWork', agentId: agentId!, data }, resumedFrom);
     const submission = {
       id: data.submission_id,
       bounty_id: data.bounty_id,

@@ -1,10 +1,7 @@
-import { monotonicFactory } from 'ulid';
 import { createPostBody, createPostResponse } from '@svc/contracts';
 import type { PostCreatedData } from '@svc/domain';
 import { execute, handleOf } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
-
-const ulid = monotonicFactory();
 
 interface CreatePostBody {
   body: string;
@@ -26,13 +23,13 @@ export default defineRoute<CreatePostBody>({
   body: createPostBody,
   response: createPostResponse,
   errors: ['not_found', 'daily_cap'],
-  async handle({ body, agentId }, services) {
+  async handle({ body, agentId, newId, resumedFrom }, services) {
     const command = {
       type: 'CreatePost' as const,
       agentId: agentId!,
-      data: { post_id: `post_${ulid()}`, body: body.body, mint: body.mint ?? null, parent_id: body.parent_id ?? null, tags: body.tags },
+      data: { post_id: newId('post_'), body: body.body, mint: body.mint ?? null, parent_id: body.parent_id ?? null, tags: body.tags },
     };
-    const [entry] = await execute(services, command);
+    const [entry] = await execute(services, command, resumedFrom);
     const data = entry!.data as unknown as PostCreatedData;
     const post = {
       id: data.post_id,
