@@ -171,32 +171,13 @@ export class IdempotencyStore {
 
   /** Stores the reply; false when `attempt` no longer holds the key (its lease ran out and a retry took over). */
   async complete(scope: string, key: string, attempt: string, response: StoredResponse): Promise<boolean> {
-    this.release(attempt);
     const sealed = seal(this.masterKey, Buffer.from(JSON.stringify({ body: response.body, headers: response.headers }), 'utf8'), context(scope, key));
-    const result = await this.database.db
-      .updateTable(this.table)
-      .set({ state: 'done', status: response.status, response: sealed, completed_at: sql`now()` })
-      .where('scope', '=', scope)
-      .where('key', '=', key)
-      .where('attempt', '=', attempt)
-      .where('state', '=', 'running')
-      .executeTakeFirst();
-    this.wake(scope, key);
-    return Number(result.numUpdatedRows) === 1;
+    return this.settle(scope, key, attempt, { state: 'done', status: response.status, response: sealed, completed_at: sql`now()` });
   }
 
   /** Frees the key so that a retry runs the request again; only the holding attempt may. */
   async abandon(scope: string, key: string, attempt: string): Promise<boolean> {
-    this.release(attempt);
-    const result = await this.database.db
-      .deleteFrom(this.table)
-      .where('scope', '=', scope)
-      .where('key', '=', key)
-      .where('attempt', '=', attempt)
-      .where('state', '=', 'running')
-      .executeTakeFirst();
-    this.wake(scope, key);
-    return Number(result.numDeletedRows) === 1;
+    return this.settle(scope, key, attempt, 'delete');
   }
 
   /**
@@ -204,17 +185,19 @@ export class IdempotencyStore {
    * request may or may not have taken effect. The retry runs again as `resumed`, with the same ids.
    */
   async letGo(scope: string, key: string, attempt: string): Promise<boolean> {
+    return this.settle(scope, key, attempt, { lease_until: sql`now()` });
+  }
+
+  /** The holding attempt's last word on its key: stop renewing, change the row, wake whoever waits on it. */
+  private async settle(scope: string, key: string, attempt: string, change: Record<string, unknown> | 'delete'): Promise<boolean> {
     this.release(attempt);
-    const result = await this.database.db
-      .updateTable(this.table)
-      .set({ lease_until: sql`now()` })
-      .where('scope', '=', scope)
-      .where('key', '=', key)
-      .where('attempt', '=', attempt)
-      .where('state', '=', 'running')
-      .executeTakeFirst();
+    const held = (query: any) => query.where('scope', '=', scope).where('key', '=', key).where('attempt', '=', attempt).where('state', '=', 'running');
+    const result =
+      change === 'delete'
+        ? Number((await held(this.database.db.deleteFrom(this.table)).executeTakeFirst()).numDeletedRows)
+        : Number((await held(this.database.db.updateTable(this.table).set(change)).executeTakeFirst()).numUpdatedRows);
     this.wake(scope, key);
-    return Number(result.numUpdatedRows) === 1;
+    return result === 1;
   }
 
   /** Forgets keys first used more than `ms` ago, except one whose holder still runs. */
