@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { REDIS_URL, freshDatabase, tempDir } from '../test/support/env';
 import { startChild, type Child } from './bench/children';
-import { Cleanup, deleteRedisKeys } from './bench/cleanup';
+import { Cleanup, deleteRedisKeys, runBench } from './bench/cleanup';
 import { ProjectionLag } from './bench/lag';
 import { runLoad, type LoadOptions } from './bench/load';
 import { formatReport, summarise, type RoundFigures, type Target } from './bench/report';
@@ -203,32 +203,6 @@ function ledgerSeq(body: string): number | undefined {
   }
 }
 
-const cleanup = new Cleanup();
-// Everything is bounded on its own; this catches what is not (a hung child, a stuck connection).
+// Everything is bounded on its own; the limit catches what is not (a hung child, a stuck connection).
 const limitMs = STARTUP_TIMEOUT_MS * 3 + ROUNDS * 3 * ((WARMUP_SECONDS + SECONDS) * 1000 + REQUEST_TIMEOUT_MS) + ROUNDS * LAG_WAIT_MS + 60_000;
-const watchdog = setTimeout(() => {
-  console.error(`bench: still running after ${Math.round(limitMs / 1000)} s; giving up`);
-  void cleanup.run().finally(() => process.exit(1));
-}, limitMs);
-// `on`, not `once`: tsx repeats a signal the child is slow to acknowledge, and with no listener left
-// that second one would end the process before the databases are dropped.
-let interrupted = false;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (interrupted) return;
-    interrupted = true;
-    console.error(`bench: ${signal}, cleaning up`);
-    void cleanup.run().finally(() => process.exit(130));
-  });
-}
-
-main(cleanup)
-  .then(
-    () => cleanup.run(),
-    async (error) => {
-      console.error('bench failed:', error instanceof Error ? (error.stack ?? error.message) : error);
-      await cleanup.run();
-      process.exitCode = 1;
-    },
-  )
-  .finally(() => clearTimeout(watchdog));
+runBench('bench', limitMs, main);
