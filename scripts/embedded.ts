@@ -2,7 +2,8 @@ import { startBundledLocalnet, type Localnet } from '@svc/app-localnet';
 import { startProjector, type RunningProjector } from '@svc/app-projector';
 import { startWorkers, type RunningWorkers, type WorkersOptions } from '@svc/app-workers';
 import type { Config } from '@svc/config';
-import { buildRuntime, connectChain, createLogger } from '@svc/runtime';
+import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
+import { TREASURY_WALLET, buildRuntime, connectChain, createLogger } from '@svc/runtime';
 import { startServer, type RunningApi } from '../apps/api/src/server';
 
 export type EmbeddedOptions = WorkersOptions;
@@ -10,6 +11,8 @@ export type EmbeddedOptions = WorkersOptions;
 export interface RunningServer extends RunningApi {
   projector: RunningProjector;
   workers: RunningWorkers;
+  /** The bundled chain, when this process runs it (SOLANA_RPC_URL unset). */
+  localnet?: Localnet;
 }
 
 /**
@@ -41,6 +44,10 @@ export async function startEmbedded(config: Config, options: EmbeddedOptions = {
       });
       await runtime.chain.close();
       runtime.chain = connectChain(config, localnet);
+      // On the bundled chain the faucet keeps the treasury funded: it pays for the deploy lookup table and,
+      // as a fee-share holder, must hold at least rent for distributions to reach it.
+      const treasury = new PublicKey((await runtime.serviceWallets.wallet(TREASURY_WALLET)).publicKey);
+      if ((await runtime.chain.connection.getBalance(treasury, 'confirmed')) < LAMPORTS_PER_SOL) await localnet.chain.airdrop(treasury, 10n * BigInt(LAMPORTS_PER_SOL));
     }
     projector = await startProjector({
       database: runtime.database,
@@ -57,6 +64,7 @@ export async function startEmbedded(config: Config, options: EmbeddedOptions = {
       ...api,
       projector,
       workers,
+      localnet,
       close() {
         closing ??= (async () => {
           // The API first: /ws, held long-polls and HTTP, so nothing new arrives while the rest stops.

@@ -66,6 +66,8 @@ async function serve(services: Services, ownsRuntime: boolean): Promise<RunningA
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
+  // PORT=0 picks a free port: the default public URL (hosted metadata, OpenAPI servers) names the one picked.
+  if (config.publicUrl === 'http://localhost:0') services.config.publicUrl = `http://localhost:${port}`;
   const solanaRpcUrl = services.chain.options.rpcUrl;
   log.info(
     { url, solana_rpc: solanaRpcUrl, store: services.store.kind, database: services.database.kind, bus: services.bus.kind, ledger_head: services.writer.head.seq },

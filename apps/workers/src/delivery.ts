@@ -1,10 +1,7 @@
 import { createHmac } from 'node:crypto';
-import dns from 'node:dns';
-import fs from 'node:fs';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import tls from 'node:tls';
-import { guardedLookup, LOOPBACK_ALLOW_LIST, REFUSED_ADDRESS_CODE } from './ssrf';
+import { createSafeHttpsAgent, isAddressRefusal } from '@svc/runtime';
 
 export interface DoorbellAgentOptions {
   allowLoopback: boolean;
@@ -14,27 +11,9 @@ export interface DoorbellAgentOptions {
   lookup?: LookupFunction;
 }
 
-/**
- * The https.Agent every delivery goes through: `request-filtering-agent` refuses, per connection, any
- * resolved address that is not public unicast (with the switch on, loopback is let through, nothing
- * else), and our own lookup guard refuses the same ranges as registration does.
- */
-export async function createDoorbellAgent(options: DoorbellAgentOptions): Promise<https.Agent> {
-  // An ES module: a dynamic import loads it from this CommonJS code under node and under jest alike.
-  const { RequestFilteringHttpsAgent } = await import('request-filtering-agent');
-  const extraCa = options.caFile ? fs.readFileSync(options.caFile, 'utf8') : undefined;
-  return new RequestFilteringHttpsAgent({
-    // No per-host socket limit: the worker's concurrency bounds it, and a request queued for a socket
-    // would spend its timeout waiting.
-    keepAlive: true,
-    ...(extraCa ? { ca: [...tls.rootCertificates, extraCa] } : {}),
-    lookup: guardedLookup(options.lookup ?? (dns.lookup as LookupFunction), options.allowLoopback),
-    allowPrivateIPAddress: false,
-    allowMetaIPAddress: false,
-    // The agent tries each entry in order and warns when an IPv6 target meets an IPv4 range; `::1` first
-    // keeps the loopback case quiet.
-    allowIPAddressList: options.allowLoopback ? LOOPBACK_ALLOW_LIST : [],
-  });
+/** The https.Agent every delivery goes through: the SSRF-safe agent, its sockets kept alive between deliveries. */
+export function createDoorbellAgent(options: DoorbellAgentOptions): Promise<https.Agent> {
+  return createSafeHttpsAgent({ ...options, keepAlive: true });
 }
 
 /** `sha256=<hex HMAC-SHA256 of the raw body>`, the `x-svc-signature` header. */
@@ -133,9 +112,4 @@ function describe(error: unknown): { text: string; detail?: string } {
   const code = (error as NodeJS.ErrnoException).code;
   const text = code && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
   return isAddressRefusal(error) ? { text: REFUSED_ADDRESS_ERROR, detail: text } : { text };
-}
-
-/** Our lookup guard's refusal, or request-filtering-agent's (which carries no code, only its wording). */
-function isAddressRefusal(error: Error): boolean {
-  return (error as NodeJS.ErrnoException).code === REFUSED_ADDRESS_CODE || /^DNS lookup .* is not allowed\b/.test(error.message);
 }

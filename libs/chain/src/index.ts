@@ -5,3 +5,4 @@ export * from './transactions';
 export * from './handout';
 export * from './pipeline';
 export * from './tokens';
+export * from './venues';

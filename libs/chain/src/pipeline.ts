@@ -58,6 +58,11 @@ export interface BuiltTransaction {
   /** Keys the service signs with beside the citizen's (a new mint), also on a handed-out transaction. */
   signers?: Keypair[];
   lookupTables?: AddressLookupTableAccount[];
+  /**
+   * A key the transaction names already that no other transaction will (a new mint): it serves as the reference,
+   * so none is added, which a transaction close to the size limit cannot afford.
+   */
+  reference?: PublicKey;
 }
 
 /** One on-chain action as a command plans it at the ledger head. */
@@ -69,6 +74,11 @@ export interface ActionIntent {
   /** Sign with the sealed custody key and send; false hands the transaction out unsigned. */
   sign: boolean;
   idempotencyKey?: string;
+  /**
+   * What the client asked, when the record holds facts that may differ between attempts (a quote, a new mint):
+   * a retry under the same Idempotency-Key finds its row by this. Defaults to the record.
+   */
+  request?: unknown;
   /** One live action per hold (a bounty has one payment): a second one meets `onHeld`. */
   holdKey?: string;
   record: RecordTemplate;
@@ -144,7 +154,7 @@ function chainFailure(error: ChainError): OutboxError {
 /** The stored idempotency key: the client's key bound to what the request asks, so another request never reuses its row. */
 function storedKey(intent: ActionIntent): string | undefined {
   if (intent.idempotencyKey === undefined) return undefined;
-  const fingerprint = createHash('sha256').update(JSON.stringify([intent.action, intent.record, intent.sign])).digest('hex').slice(0, 32);
+  const fingerprint = createHash('sha256').update(JSON.stringify([intent.action, intent.request ?? intent.record, intent.sign])).digest('hex').slice(0, 32);
   return `${intent.idempotencyKey}:${fingerprint}`;
 }
 
@@ -214,7 +224,7 @@ export class ActionPipeline {
       const keypair = settledLater(this.custodyKey(intent.agentId, intent.wallet));
       // A fresh key makes every build a transaction of its own: two identical transfers on one blockhash
       // would otherwise share a signature, and the chain would make only one of them.
-      const transaction = this.compile(intent.wallet, built, recent, withReference(built.instructions, Keypair.generate().publicKey));
+      const transaction = this.compile(intent.wallet, built, recent, built.reference ? built.instructions : withReference(built.instructions, Keypair.generate().publicKey));
       await intent.check?.(settledLater(feeLamports(this.connection, transaction)), transaction);
       signed = signTransaction(transaction, [await keypair, ...(built.signers ?? [])], recent);
       const stored = await outbox.markSigned(id, attemptId, {
@@ -248,10 +258,10 @@ export class ActionPipeline {
   }
 
   private async handOut(intent: ActionIntent, id: string, attemptId: string, built: BuiltTransaction, recent: RecentBlockhash): Promise<ActionOutcome> {
-    const reference = Keypair.generate().publicKey;
+    const reference = built.reference ?? Keypair.generate().publicKey;
     // Read before the blockhash is used: the transaction can only land after both.
     const minSlot = Math.max(0, (await this.connection.getSlot('confirmed')) - SLOT_MARGIN);
-    const transaction = this.compile(intent.wallet, built, recent, withReference(built.instructions, reference));
+    const transaction = this.compile(intent.wallet, built, recent, built.reference ? built.instructions : withReference(built.instructions, reference));
     await intent.check?.(settledLater(feeLamports(this.connection, transaction)), transaction);
     if (built.signers?.length) transaction.sign(built.signers);
     const stored = await this.deps.outbox.markUnsigned(id, attemptId, {

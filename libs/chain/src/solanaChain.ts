@@ -1,4 +1,5 @@
 import { Connection } from '@solana/web3.js';
+import { Aggregator } from './venues/aggregator';
 
 export const WRAPPED_SOL_MINT = 'So11111111111111111111111111111111111111112';
 const PRICE_TTL_MS = 60_000;
@@ -12,6 +13,8 @@ export interface ChainOptions {
   wsUrl?: string;
   /** Jupiter-compatible price API base; unset = prices are unknown (null). */
   priceUrl?: string;
+  /** Jupiter-compatible swap API base, for mints neither pump venue trades. */
+  jupiterUrl?: string;
   fetch?: typeof fetch;
 }
 
@@ -34,8 +37,12 @@ export class SolanaChain {
   /** By mint: the lookup in flight; it settles once `prices` holds its answer (or it failed). */
   private readonly lookups = new Map<string, Promise<void>>();
 
+  /** The aggregator behind `jupiter` trades and swaps. */
+  readonly aggregator: Aggregator;
+
   constructor(readonly options: ChainOptions) {
     this.connection = new Connection(options.rpcUrl, { commitment: 'confirmed', wsEndpoint: options.wsUrl });
+    this.aggregator = new Aggregator(options.jupiterUrl ?? options.rpcUrl, options.fetch);
   }
 
   /** SOL/USD, as usdPrices prices any mint (SOL is wrapped SOL's mint). */

@@ -17,6 +17,8 @@ export interface Config {
   solanaRpcUrl?: string;
   /** Jupiter-compatible price API (`/price/v3`); unset = the Solana RPC URL's host when it is the bundled chain. */
   priceUrl?: string;
+  /** Jupiter-compatible swap API (`/swap/v1/quote`, `/swap/v1/swap`); unset = the bundled chain's own, like PRICE_URL. */
+  jupiterUrl?: string;
   /** Doorbells may call loopback addresses (tests only); private and metadata addresses stay refused. */
   doorbellAllowLoopback: boolean;
   /** Extra CA certificate (PEM file) trusted for doorbell deliveries, e.g. a private CA. */
@@ -90,6 +92,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisPrefix: str(env, 'REDIS_PREFIX') ?? 'svc',
     solanaRpcUrl: str(env, 'SOLANA_RPC_URL'),
     priceUrl: str(env, 'PRICE_URL'),
+    jupiterUrl: str(env, 'JUPITER_URL')?.replace(/\/+$/, ''),
     doorbellAllowLoopback: bool(env, 'DOORBELL_ALLOW_LOOPBACK'),
     doorbellCaFile: str(env, 'DOORBELL_CA_FILE'),
     localnetPort: within(int(env, 'LOCALNET_PORT', 8899), 'LOCALNET_PORT', 0, 65534, 'its WebSocket takes the next port'),
@@ -112,7 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** The variables the README documents, with their defaults; a test keeps the two in step. */
 export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'EVENTSTORE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'SOLANA_RPC_URL',
-  'PRICE_URL', 'DOORBELL_ALLOW_LOOPBACK', 'DOORBELL_CA_FILE',
+  'PRICE_URL', 'JUPITER_URL', 'DOORBELL_ALLOW_LOOPBACK', 'DOORBELL_CA_FILE',
   'LOCALNET_PORT', 'LOCALNET_SOL_USD', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
   'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'SNAPSHOT_EVERY', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS',

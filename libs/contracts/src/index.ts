@@ -11,3 +11,4 @@ export * from './memory';
 export * from './realtime';
 export * from './wallet';
 export * from './actions';
+export * from './trading';

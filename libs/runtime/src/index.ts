@@ -2,3 +2,4 @@ export * from './logger';
 export * from './storage';
 export * from './runtime';
 export * from './process';
+export * from './safeAgent';

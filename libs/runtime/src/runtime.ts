@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { createBus, type Bus } from '@svc/bus';
-import { ActionPipeline, SolanaChain } from '@svc/chain';
+import { ActionPipeline, DeployLookupTable, SolanaChain, keypairFromSecret } from '@svc/chain';
 import type { Config } from '@svc/config';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { Attestor, HeadReader, LEDGER_STREAM, LedgerWriter, SnapshotStore, type EventStore } from '@svc/ledger';
 import type { SqlDatabase } from '@svc/readmodel';
-import { ChainOutbox, DoorbellStore, Vault, loadMasterKey } from '@svc/vault';
+import { ChainOutbox, DoorbellStore, MediaStore, ServiceWallets, Vault, loadMasterKey } from '@svc/vault';
 import { openStorage } from './storage';
 
 /** What every process of the service works with, built once from the configuration. */
@@ -26,6 +26,12 @@ export interface Runtime {
   pipeline: ActionPipeline;
   /** Webhook registrations (sealed secrets), their delivery queue and log (private). */
   doorbells: DoorbellStore;
+  /** Hosted token images and metadata JSON, addressed by the sha256 of their bytes. */
+  media: MediaStore;
+  /** The service's own sealed wallets (the treasury) and what it remembers about the chain. */
+  serviceWallets: ServiceWallets;
+  /** The lookup table that keeps a deploy with a dev buy under the transaction size limit. */
+  deployTable: DeployLookupTable;
   bus: Bus;
   readModel: { db: Kysely<any>; schema: string };
   /** Replaced by whoever starts the bundled chain, whose endpoints are known only once it runs. */
@@ -49,10 +55,14 @@ export function openBus(config: Config): Bus {
  * it was started on or, by default, on LOCALNET_PORT. The bundled chain also serves the price API.
  */
 export function connectChain(config: Config, bundled?: { rpcUrl: string; wsUrl: string }): SolanaChain {
-  if (config.solanaRpcUrl) return new SolanaChain({ rpcUrl: config.solanaRpcUrl, priceUrl: config.priceUrl });
+  if (config.solanaRpcUrl) return new SolanaChain({ rpcUrl: config.solanaRpcUrl, priceUrl: config.priceUrl, jupiterUrl: config.jupiterUrl });
   const rpcUrl = bundled?.rpcUrl ?? `http://127.0.0.1:${config.localnetPort}`;
-  return new SolanaChain({ rpcUrl, wsUrl: bundled?.wsUrl, priceUrl: config.priceUrl ?? rpcUrl });
+  return new SolanaChain({ rpcUrl, wsUrl: bundled?.wsUrl, priceUrl: config.priceUrl ?? rpcUrl, jupiterUrl: config.jupiterUrl ?? rpcUrl });
 }
+
+/** The service wallet that receives shared creator fees and pays for the service's own chain upkeep. */
+export const TREASURY_WALLET = 'treasury';
+const DEPLOY_TABLE_SETTING = 'deploy_lookup_table';
 
 /** The one composition root: configuration -> event store, ledger writer, read database, vault, bus, chain. */
 export async function buildRuntime(config: Config, log: Logger, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -64,6 +74,8 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
   let vault: Vault;
   let chainOutbox: ChainOutbox;
   let doorbells: DoorbellStore;
+  let media: MediaStore;
+  let serviceWallets: ServiceWallets;
   try {
     snapshots = await new SnapshotStore(database).init();
     writer = new LedgerWriter(store, ledgerModel, {
@@ -82,6 +94,8 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
     vault = await new Vault(database, master.key).init();
     chainOutbox = await new ChainOutbox(database).init();
     doorbells = await new DoorbellStore(database, master.key, config.readModelSchema).init();
+    media = await new MediaStore(database).init();
+    serviceWallets = await new ServiceWallets(database, master.key).init();
   } catch (error) {
     await storage.close().catch(() => undefined);
     throw error;
@@ -106,6 +120,14 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
       log,
     }),
     doorbells,
+    media,
+    serviceWallets,
+    deployTable: new DeployLookupTable({
+      connection: () => runtime.chain.connection,
+      payer: async () => keypairFromSecret((await serviceWallets.wallet(TREASURY_WALLET)).secretKey),
+      load: () => serviceWallets.setting(DEPLOY_TABLE_SETTING),
+      save: (address) => serviceWallets.setSetting(DEPLOY_TABLE_SETTING, address),
+    }),
     bus,
     readModel: { db: database.db, schema: config.readModelSchema },
     chain: connectChain(config),

@@ -5,3 +5,5 @@ export * from './doorbells';
 export * from './memory';
 export * from './idempotency';
 export * from './chainOutbox';
+export * from './media';
+export * from './serviceWallets';

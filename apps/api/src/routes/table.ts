@@ -9,6 +9,12 @@ import register from './identity/register';
 import wallet from './wallet/wallet';
 import transfer from './wallet/transfer';
 import txSubmit from './trading/txSubmit';
+import deployToken from './tokens/deploy';
+import buyToken from './tokens/buy';
+import sellToken from './tokens/sell';
+import burnToken from './tokens/burn';
+import quoteTrade from './tokens/quote';
+import swapTokens from './trading/swap';
 import rotate from './keys/rotate';
 import setNote from './memory/setNote';
 import getNotes from './memory/getNotes';
@@ -40,6 +46,7 @@ import award from './bounties/award';
 import healthz from './ops/healthz';
 import metrics from './ops/metrics';
 import readyz from './ops/readyz';
+import media from './tokens/media';
 
 /** Every route the server dispatches: the one list behind express, /api/v1/surface and /openapi.json. */
 export function routeTable(): RouteSpec[] {
@@ -51,6 +58,12 @@ export function routeTable(): RouteSpec[] {
     agent,
     wallet,
     transfer,
+    deployToken,
+    buyToken,
+    sellToken,
+    burnToken,
+    quoteTrade,
+    swapTokens,
     txSubmit,
     createPost,
     listPosts,
@@ -85,5 +98,6 @@ export function routeTable(): RouteSpec[] {
     healthz,
     readyz,
     metrics,
+    media,
   ];
 }

@@ -1,0 +1,46 @@
+import { createBurnCheckedInstruction, createCloseAccountInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { assertCanPay, mintInfo, parsePublicKey, rawToUi } from '@svc/chain';
+import type { Services } from '../services';
+import { amountToMove, beforeSending, traderOf } from './trade';
+import { actionReply } from './transfer';
+
+export interface BurnInput {
+  mint: string;
+  percent?: number;
+  amount?: number;
+  execute: boolean;
+  idempotencyKey?: string;
+}
+
+/** POST /api/v1/tokens/burn: destroys `percent` or `amount` of the holding; burning everything closes the token account. */
+export async function burn(services: Services, agentId: string, input: BurnInput): Promise<Record<string, unknown>> {
+  const trader = traderOf(services, agentId);
+  const mint = parsePublicKey(input.mint, 'mint');
+  const connection = services.chain.connection;
+  const info = await beforeSending(mintInfo(connection, mint));
+  const { raw, all } = await amountToMove(connection, trader.owner, mint, info, input);
+  const summary = {
+    mint: mint.toBase58(),
+    burned_tokens: rawToUi(raw, info.decimals),
+    supply_before: rawToUi(info.supply, info.decimals),
+    supply_after_estimate: rawToUi(info.supply - raw, info.decimals),
+    closed_token_account: all,
+  };
+  const account = getAssociatedTokenAddressSync(mint, trader.owner, true, info.programId);
+  const outcome = await services.pipeline.run({
+    action: 'burn',
+    agentId,
+    wallet: trader.wallet,
+    sign: input.execute && trader.custody === 'service',
+    idempotencyKey: input.idempotencyKey,
+    request: { ...input, idempotencyKey: undefined },
+    record: { type: 'RecordAction', agentId, data: { action: 'burn', wallet: trader.wallet, details: summary } },
+    summary,
+    async build() {
+      const burnIx = createBurnCheckedInstruction(account, mint, trader.owner, raw, info.decimals, [], info.programId);
+      return { instructions: all ? [burnIx, createCloseAccountInstruction(account, trader.owner, trader.owner, [], info.programId)] : [burnIx] };
+    },
+    check: (fee) => assertCanPay(connection, trader.owner, { lamports: 0n, fee }).then(() => undefined),
+  });
+  return actionReply(outcome);
+}

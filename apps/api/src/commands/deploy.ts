@@ -1,0 +1,187 @@
+import { Keypair, PublicKey, TransactionMessage, VersionedTransaction, LAMPORTS_PER_SOL } from '@solana/web3.js';
+import {
+  PACKET_DATA_SIZE,
+  assertCanPay,
+  balanceLamports,
+  deployInstructions,
+  feeShareInstructions,
+  lamportsToSol,
+  rawToUi,
+  solToLamports,
+  type ActionOutcome,
+} from '@svc/chain';
+import { Rejected } from '@svc/domain';
+import { TREASURY_WALLET } from '@svc/runtime';
+import type { Services } from '../services';
+import { hostDeployMetadata } from '../tokens/media';
+import { beforeSending, traderOf } from './trade';
+import { actionReply } from './transfer';
+
+/** What a deploy needs beside the dev buy: the mint, curve and token accounts' rent, and the fees ("about 0.03 SOL"). */
+export const DEPLOY_RESERVE_LAMPORTS = 30_000_000n;
+/** The default split of a sharing coin's creator fee. */
+export const CITIZEN_SHARE_BPS = 9_000;
+export const TREASURY_SHARE_BPS = 1_000;
+const TOKEN_DECIMALS = 6;
+
+export interface DeployInput {
+  name: string;
+  symbol: string;
+  description?: string;
+  image: string;
+  twitter?: string;
+  telegram?: string;
+  website?: string;
+  dev_buy_sol: number;
+  slippage_bps: number;
+  mayhem: boolean;
+  holder_reward: boolean;
+  fee_share?: boolean;
+  metadata_uri?: string;
+  priority_fee_sol: number;
+  execute: boolean;
+  idempotencyKey?: string;
+}
+
+function shortOfFunds(needed: bigint, available: bigint): Rejected {
+  return new Rejected(
+    'insufficient',
+    `a deploy needs about ${lamportsToSol(needed)} SOL (0.03 SOL for rent and fees plus the dev buy); the wallet holds ${lamportsToSol(available)} SOL`,
+    { needed_lamports: Number(needed), available_lamports: Number(available) },
+  );
+}
+
+/**
+ * POST /api/v1/tokens/deploy: a Token-2022 coin on a fresh pump bonding curve (`create_v2`) with its dev buy in
+ * the same transaction, then, unless it keeps its whole creator fee, the fee-sharing config in a second one:
+ * 9,000 bps to the citizen, 1,000 to the treasury. A sharing step that does not land leaves `fee_share.status`
+ * pending, for POST /api/v1/tokens/{mint}/share to finish.
+ */
+export async function deploy(services: Services, agentId: string, input: DeployInput): Promise<Record<string, unknown>> {
+  if (input.holder_reward && input.fee_share === true) {
+    throw new Rejected('invalid_request', 'fee_share: a holder_reward coin pays its creator fee to its holders and cannot share it; leave fee_share out or false', {
+      field: 'fee_share',
+    });
+  }
+  const sharing = input.fee_share ?? !input.holder_reward;
+  const trader = traderOf(services, agentId);
+  const connection = services.chain.connection;
+  const devBuy = solToLamports(input.dev_buy_sol);
+  const needed = DEPLOY_RESERVE_LAMPORTS + devBuy;
+  const balance = await beforeSending(balanceLamports(connection, trader.owner));
+  if (balance < needed) throw shortOfFunds(needed, balance);
+
+  const hosted = input.metadata_uri
+    ? { metadata_uri: input.metadata_uri, image: /^https:/i.test(input.image) ? input.image : null }
+    : await hostDeployMetadata(services, input);
+  // Under an Idempotency-Key a retry rebuilds the very mint it proposed before, so it resumes that deploy.
+  const mint = input.idempotencyKey
+    ? Keypair.fromSeed(services.serviceWallets.derive(`deploy-mint\n${agentId}\n${input.idempotencyKey}`))
+    : Keypair.generate();
+  const treasury = new PublicKey((await services.serviceWallets.wallet(TREASURY_WALLET)).publicKey);
+  const shares = sharing
+    ? [
+        { address: trader.wallet, share_bps: CITIZEN_SHARE_BPS },
+        { address: treasury.toBase58(), share_bps: TREASURY_SHARE_BPS },
+      ]
+    : [];
+  const request = {
+    mint: mint.publicKey,
+    user: trader.owner,
+    name: input.name,
+    symbol: input.symbol,
+    uri: hosted.metadata_uri,
+    mayhem: input.mayhem,
+    holderReward: input.holder_reward,
+    devBuyLamports: devBuy,
+    slippageBps: input.slippage_bps,
+    priorityLamports: solToLamports(input.priority_fee_sol),
+  };
+  // Quoted here, built again (same Global) in the pipeline: the record states the quote the floor came from.
+  const preview = await beforeSending(deployInstructions(connection, request));
+  const links = Object.fromEntries((['twitter', 'telegram', 'website'] as const).filter((k) => input[k]).map((k) => [k, input[k]!]));
+  const summary = {
+    mint: mint.publicKey.toBase58(),
+    bonding_curve: preview.bondingCurve.toBase58(),
+    creator: preview.creator.toBase58(),
+    name: input.name,
+    symbol: input.symbol,
+    description: input.description ?? null,
+    image: hosted.image,
+    metadata_uri: hosted.metadata_uri,
+    links,
+    mayhem: input.mayhem,
+    holder_reward: input.holder_reward,
+    dev_buy: {
+      sol: input.dev_buy_sol,
+      quoted_tokens: rawToUi(preview.quotedTokens, TOKEN_DECIMALS),
+      min_tokens: rawToUi(preview.minTokens, TOKEN_DECIMALS),
+    },
+    fee_share: { status: sharing ? 'pending' : 'off', shares },
+  };
+  const sign = input.execute && trader.custody === 'service';
+  const created = await services.pipeline.run({
+    action: 'deploy',
+    agentId,
+    wallet: trader.wallet,
+    sign,
+    idempotencyKey: input.idempotencyKey,
+    request: { ...input, idempotencyKey: undefined },
+    record: { type: 'RecordAction', agentId, data: { action: 'deploy', wallet: trader.wallet, details: summary } },
+    summary,
+    async build(recent) {
+      const built = await deployInstructions(connection, request);
+      const draft = new VersionedTransaction(new TransactionMessage({ payerKey: trader.owner, recentBlockhash: recent.blockhash, instructions: built.instructions }).compileToV0Message());
+      const lookupTables = draft.serialize().length > PACKET_DATA_SIZE ? [await services.deployTable.get()] : undefined;
+      return { instructions: built.instructions, signers: [mint], reference: mint.publicKey, lookupTables };
+    },
+    check: (fee) => assertCanPay(connection, trader.owner, { lamports: needed, fee }).then(() => undefined),
+  });
+  const reply = actionReply(created);
+  const deployed = created.summary as typeof summary;
+  if (!sharing) return { ...reply, fee_share: { status: 'off', shares: [], signature: null } };
+  return { ...reply, fee_share: await shareFees(services, agentId, trader.wallet, new PublicKey(deployed.mint), deployed.fee_share.shares, sign, input.idempotencyKey) };
+}
+
+/**
+ * The sharing config of a coin the citizen created, as its own action: `active` once confirmed, otherwise
+ * `pending` with why, and handed out unsigned when the deploy was.
+ */
+async function shareFees(
+  services: Services,
+  agentId: string,
+  wallet: string,
+  mint: PublicKey,
+  shares: { address: string; share_bps: number }[],
+  sign: boolean,
+  idempotencyKey: string | undefined,
+): Promise<Record<string, unknown>> {
+  const creator = new PublicKey(wallet);
+  const details = { mint: mint.toBase58(), status: 'active', shares };
+  let outcome: ActionOutcome;
+  try {
+    outcome = await services.pipeline.run({
+      action: 'fee_share',
+      agentId,
+      wallet,
+      sign,
+      idempotencyKey: idempotencyKey === undefined ? undefined : `${idempotencyKey}:fee_share`,
+      holdKey: `fee_share:${mint.toBase58()}`,
+      record: { type: 'RecordAction', agentId, data: { action: 'fee_share', wallet, details } },
+      summary: details,
+      build: async () => ({
+        instructions: await feeShareInstructions(
+          creator,
+          mint,
+          shares.map((s) => ({ address: new PublicKey(s.address), shareBps: s.share_bps })),
+        ),
+      }),
+      check: (fee) => assertCanPay(services.chain.connection, creator, { lamports: BigInt(LAMPORTS_PER_SOL / 500), fee }).then(() => undefined),
+    });
+  } catch (error) {
+    if (!(error instanceof Rejected)) throw error;
+    return { status: 'pending', shares, signature: null, error: { code: error.code, message: error.message } };
+  }
+  if (!outcome.executed) return { status: 'pending', shares, signature: null, transaction: outcome.transaction, reference: outcome.reference };
+  return { status: 'active', shares, signature: outcome.signature };
+}

@@ -1,0 +1,240 @@
+import { PublicKey, type Connection } from '@solana/web3.js';
+import {
+  SOL_MINT,
+  assertCanPay,
+  isRpcUnreachable,
+  lamportsToSol,
+  mintInfo,
+  parsePublicKey,
+  quoteTrade,
+  rawToUi,
+  readMarket,
+  rpcUnavailable,
+  solToLamports,
+  tokenBalanceRaw,
+  tradeInstructions,
+  uiToRaw,
+  type Market,
+  type MintInfo,
+  type TradeQuote,
+} from '@svc/chain';
+import { Rejected, type Citizen } from '@svc/domain';
+import type { Services } from '../services';
+import { actionReply } from './transfer';
+
+const SOL_DECIMALS = 9;
+/** Rent of the accounts a first trade may open (token account, volume accumulator): checked before sending. */
+const FIRST_TRADE_RENT = 4_000_000n;
+
+export interface BuyInput {
+  mint: string;
+  amount_sol: number;
+  slippage_bps: number;
+  priority_fee_sol: number;
+  execute: boolean;
+  idempotencyKey?: string;
+}
+
+export interface SellInput {
+  mint: string;
+  percent?: number;
+  amount?: number;
+  slippage_bps: number;
+  close_token_account?: boolean;
+  priority_fee_sol: number;
+  execute: boolean;
+  idempotencyKey?: string;
+}
+
+export interface QuoteInput {
+  mint: string;
+  side: 'buy' | 'sell';
+  amount: number;
+  slippage_bps: number;
+}
+
+/** The citizen at the ledger head, with its wallet as a key. */
+export function traderOf(services: Services, agentId: string): Citizen & { owner: PublicKey } {
+  const citizen = services.writer.view((state) => state.citizens.byId.get(agentId))!;
+  return { ...citizen, owner: new PublicKey(citizen.wallet) };
+}
+
+/** An RPC read before anything is sent: an unreachable chain is 503 with nothing done, a refusal stays itself. */
+export async function beforeSending<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (!(error instanceof Rejected) && isRpcUnreachable(error)) throw rpcUnavailable(error);
+    throw error;
+  }
+}
+
+/** `percent` or `amount` of what the wallet holds, in base units, as sell and burn take it. */
+export async function amountToMove(
+  connection: Connection,
+  owner: PublicKey,
+  mint: PublicKey,
+  info: { programId: PublicKey; decimals: number },
+  input: { percent?: number; amount?: number },
+): Promise<{ raw: bigint; held: bigint; all: boolean }> {
+  if (input.percent !== undefined && input.amount !== undefined) {
+    throw new Rejected('invalid_request', 'send either `percent` or `amount`, not both', { field: 'percent' });
+  }
+  if (input.percent === undefined && input.amount === undefined) throw new Rejected('amount_required', 'send `percent` (0.01-100) or `amount` (whole tokens)');
+  const held = await beforeSending(tokenBalanceRaw(connection, owner, mint, info.programId));
+  if (held === 0n) throw new Rejected('no_balance', `the wallet holds none of ${mint.toBase58()}`, { mint: mint.toBase58() });
+  const raw = input.percent !== undefined ? (held * BigInt(Math.round(input.percent * 100))) / 10_000n : uiToRaw(input.amount!, info.decimals);
+  if (raw === 0n) throw new Rejected('invalid_request', `${input.percent}% of ${rawToUi(held, info.decimals)} is less than one base unit`, { field: 'percent' });
+  if (raw > held) {
+    throw new Rejected('insufficient', `the wallet holds ${rawToUi(held, info.decimals)} of ${mint.toBase58()}; this needs ${rawToUi(raw, info.decimals)}`, {
+      needed: rawToUi(raw, info.decimals),
+      available: rawToUi(held, info.decimals),
+    });
+  }
+  return { raw, held, all: raw === held };
+}
+
+function marketMint(market: Market): MintInfo {
+  return { programId: market.mint.tokenProgram, decimals: market.mint.decimals, supply: market.mint.supply };
+}
+
+/** POST /api/v1/tokens/buy: spends `amount_sol` on the venue that trades the mint, with a floor on the tokens enforced on-chain. */
+export async function buy(services: Services, agentId: string, input: BuyInput): Promise<Record<string, unknown>> {
+  const trader = traderOf(services, agentId);
+  const mint = parsePublicKey(input.mint, 'mint');
+  const spend = solToLamports(input.amount_sol);
+  const connection = services.chain.connection;
+  const market = await beforeSending(readMarket(connection, mint, trader.owner));
+  const quote = await beforeSending(quoteTrade(services.chain.aggregator, market, 'buy', spend, input.slippage_bps));
+  const summary = {
+    mint: mint.toBase58(),
+    venue: quote.venue,
+    route: quote.route,
+    spent_sol: lamportsToSol(spend),
+    quoted_tokens: rawToUi(quote.outRaw, market.mint.decimals),
+    min_tokens: rawToUi(quote.minOutRaw, market.mint.decimals),
+  };
+  const outcome = await services.pipeline.run({
+    action: 'buy',
+    agentId,
+    wallet: trader.wallet,
+    sign: input.execute && trader.custody === 'service',
+    idempotencyKey: input.idempotencyKey,
+    request: { ...input, idempotencyKey: undefined },
+    record: { type: 'RecordAction', agentId, data: { action: 'buy', wallet: trader.wallet, details: summary } },
+    summary,
+    build: () => tradeInstructions(services.chain.aggregator, connection, market, quote, trader.owner, { priorityLamports: solToLamports(input.priority_fee_sol) }),
+    check: (fee) => assertCanPay(connection, trader.owner, { lamports: spend + FIRST_TRADE_RENT, fee }).then(() => undefined),
+  });
+  return actionReply(outcome);
+}
+
+/** POST /api/v1/tokens/sell: `percent` or `amount` of the holding back to SOL, with a floor on the SOL enforced on-chain. */
+export async function sell(services: Services, agentId: string, input: SellInput): Promise<Record<string, unknown>> {
+  const trader = traderOf(services, agentId);
+  const mint = parsePublicKey(input.mint, 'mint');
+  const connection = services.chain.connection;
+  const market = await beforeSending(readMarket(connection, mint, trader.owner));
+  const { raw, all } = await amountToMove(connection, trader.owner, mint, marketMint(market), input);
+  const quote = await beforeSending(quoteTrade(services.chain.aggregator, market, 'sell', raw, input.slippage_bps));
+  const close = all && input.close_token_account !== false;
+  const summary = {
+    mint: mint.toBase58(),
+    venue: quote.venue,
+    route: quote.route,
+    sold_tokens: rawToUi(raw, market.mint.decimals),
+    quoted_sol: lamportsToSol(quote.outRaw),
+    min_sol: lamportsToSol(quote.minOutRaw),
+    closed_token_account: close,
+  };
+  const outcome = await services.pipeline.run({
+    action: 'sell',
+    agentId,
+    wallet: trader.wallet,
+    sign: input.execute && trader.custody === 'service',
+    idempotencyKey: input.idempotencyKey,
+    request: { ...input, idempotencyKey: undefined },
+    record: { type: 'RecordAction', agentId, data: { action: 'sell', wallet: trader.wallet, details: summary } },
+    summary,
+    build: () => tradeInstructions(services.chain.aggregator, connection, market, quote, trader.owner, { priorityLamports: solToLamports(input.priority_fee_sol), closeAccount: close }),
+    check: (fee) => assertCanPay(connection, trader.owner, { lamports: 0n, fee }).then(() => undefined),
+  });
+  return actionReply(outcome);
+}
+
+/** The reply of GET /api/v1/quote, from a quote in base units. */
+export function quoteReply(quote: TradeQuote, decimals: number): Record<string, unknown> {
+  const [inDecimals, outDecimals] = quote.side === 'buy' ? [SOL_DECIMALS, decimals] : [decimals, SOL_DECIMALS];
+  return {
+    venue: quote.venue,
+    route: quote.route,
+    mint: quote.mint,
+    side: quote.side,
+    in_amount: rawToUi(quote.inRaw, inDecimals),
+    expected_out: rawToUi(quote.outRaw, outDecimals),
+    min_out: rawToUi(quote.minOutRaw, outDecimals),
+    slippage_bps: quote.slippageBps,
+    fees: { sol: lamportsToSol(quote.feeLamports) },
+    price_impact_pct: quote.priceImpactPct,
+  };
+}
+
+/** GET /api/v1/quote: the trade's own venue detection and math, without sending anything. */
+export async function quote(services: Services, input: QuoteInput): Promise<Record<string, unknown>> {
+  const mint = parsePublicKey(input.mint, 'mint');
+  const market = await beforeSending(readMarket(services.chain.connection, mint));
+  const raw = input.side === 'buy' ? solToLamports(input.amount) : uiToRaw(input.amount, market.mint.decimals);
+  const priced = await beforeSending(quoteTrade(services.chain.aggregator, market, input.side, raw, input.slippage_bps));
+  return quoteReply(priced, market.mint.decimals);
+}
+
+export interface SwapInput {
+  input_mint: string;
+  output_mint: string;
+  amount: number;
+  slippage_bps: number;
+  priority_fee_sol: number;
+  execute: boolean;
+  idempotencyKey?: string;
+}
+
+async function decimalsOf(connection: Connection, mint: PublicKey): Promise<MintInfo | undefined> {
+  return mint.equals(SOL_MINT) ? undefined : beforeSending(mintInfo(connection, mint));
+}
+
+/** POST /api/v1/swap: any mint to any mint through the aggregator, coin to coin routed through SOL when it must. */
+export async function swap(services: Services, agentId: string, input: SwapInput): Promise<Record<string, unknown>> {
+  const trader = traderOf(services, agentId);
+  const inputMint = parsePublicKey(input.input_mint, 'input_mint');
+  const outputMint = parsePublicKey(input.output_mint, 'output_mint');
+  if (inputMint.equals(outputMint)) throw new Rejected('invalid_request', 'input_mint and output_mint are the same', { field: 'output_mint' });
+  const connection = services.chain.connection;
+  const [inInfo, outInfo] = await Promise.all([decimalsOf(connection, inputMint), decimalsOf(connection, outputMint)]);
+  const raw = uiToRaw(input.amount, inInfo?.decimals ?? SOL_DECIMALS);
+  if (inInfo) await amountToMove(connection, trader.owner, inputMint, inInfo, { amount: input.amount });
+  const quoted = await beforeSending(services.chain.aggregator.quote(inputMint, outputMint, raw, input.slippage_bps));
+  const outDecimals = outInfo?.decimals ?? SOL_DECIMALS;
+  const summary = {
+    venue: 'jupiter',
+    route: `aggregator: ${quoted.routePlan.map((step) => step.swapInfo.label ?? step.swapInfo.ammKey).join(' → ')}`,
+    input_mint: inputMint.toBase58(),
+    output_mint: outputMint.toBase58(),
+    in_amount: rawToUi(raw, inInfo?.decimals ?? SOL_DECIMALS),
+    quoted_out: rawToUi(BigInt(quoted.outAmount), outDecimals),
+    min_out: rawToUi(BigInt(quoted.otherAmountThreshold), outDecimals),
+    price_impact_pct: Number(quoted.priceImpactPct) * 100,
+  };
+  const outcome = await services.pipeline.run({
+    action: 'swap',
+    agentId,
+    wallet: trader.wallet,
+    sign: input.execute && trader.custody === 'service',
+    idempotencyKey: input.idempotencyKey,
+    request: { ...input, idempotencyKey: undefined },
+    record: { type: 'RecordAction', agentId, data: { action: 'swap', wallet: trader.wallet, details: summary } },
+    summary,
+    build: () => services.chain.aggregator.swapInstructions(connection, quoted, trader.owner, solToLamports(input.priority_fee_sol)),
+    check: (fee) => assertCanPay(connection, trader.owner, { lamports: (inInfo ? 0n : raw) + FIRST_TRADE_RENT, fee }).then(() => undefined),
+  });
+  return actionReply(outcome);
+}

@@ -1,0 +1,20 @@
+import { quoteQuery, quoteResponse } from '@svc/contracts';
+import { quote, type QuoteInput } from '../../commands/trade';
+import { defineRoute } from '../../http/route';
+
+export default defineRoute<unknown, QuoteInput>({
+  method: 'get',
+  path: '/api/v1/quote',
+  auth: 'public',
+  tag: 'Tokens and trading',
+  summary: 'Dry-run a trade: the venue a buy or sell would use, its expected and minimum output, fees and price impact',
+  description:
+    'The same venue detection and the same math as POST /tokens/buy and /tokens/sell: `amount` is SOL for a buy and whole tokens for a sell; ' +
+    '`min_out` applies `slippage_bps` (default 500).',
+  query: quoteQuery,
+  response: quoteResponse,
+  errors: ['invalid_pubkey', 'unknown_mint', 'unavailable'],
+  async handle({ query }, services) {
+    return { body: await quote(services, query) };
+  },
+});

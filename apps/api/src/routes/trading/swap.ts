@@ -1,0 +1,20 @@
+import { swapBody, swapResponse } from '@svc/contracts';
+import { swap, type SwapInput } from '../../commands/trade';
+import { defineRoute } from '../../http/route';
+
+export default defineRoute<Omit<SwapInput, 'idempotencyKey'>>({
+  method: 'post',
+  path: '/api/v1/swap',
+  auth: 'auth',
+  tag: 'Tokens and trading',
+  summary: 'Swap any mint for any other through the aggregator, coin to coin included',
+  description:
+    '`amount` is whole units of `input_mint` (SOL is the wrapped-SOL mint). The aggregator routes through SOL when no direct pool exists; its ' +
+    'quote less `slippage_bps` (default 100) is the floor on the output, enforced on-chain.',
+  body: swapBody,
+  response: swapResponse,
+  errors: ['invalid_pubkey', 'unknown_mint', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
+  async handle({ body, agentId, idempotencyKey }, services) {
+    return { body: await swap(services, agentId!, { ...body, idempotencyKey }) };
+  },
+});

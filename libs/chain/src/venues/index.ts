@@ -1,0 +1,5 @@
+export * from './market';
+export * from './aggregator';
+export * from './trade';
+export * from './deploy';
+export * from './lookupTable';

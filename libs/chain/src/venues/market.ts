@@ -1,0 +1,133 @@
+import { PublicKey, type AccountInfo, type Connection } from '@solana/web3.js';
+import { NATIVE_MINT, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID, AccountLayout, MINT_SIZE, MintLayout, getAssociatedTokenAddressSync, unpackMint, type RawMint } from '@solana/spl-token';
+import { GLOBAL_PDA, PUMP_FEE_CONFIG_PDA, PUMP_SDK, bondingCurvePda, canonicalPumpPoolPda, type BondingCurve, type FeeConfig, type Global } from '@pump-fun/pump-sdk';
+import { GLOBAL_CONFIG_PDA, PUMP_AMM_FEE_CONFIG_PDA, PUMP_AMM_SDK, type SwapSolanaState } from '@pump-fun/pump-swap-sdk';
+import BN from 'bn.js';
+import { Rejected } from '@svc/domain';
+import { TOKEN_PROGRAMS } from '../tokens';
+
+export type VenueName = 'pump' | 'pump-amm' | 'jupiter';
+
+/** A mint as the chain holds it now. */
+export interface MintState {
+  address: PublicKey;
+  tokenProgram: PublicKey;
+  decimals: number;
+  supply: bigint;
+  /** The mint's base layout decoded, which the PumpSwap SDK prices with. */
+  raw: RawMint;
+}
+
+/** A coin on its pump bonding curve. */
+export interface CurveMarket {
+  venue: 'pump';
+  mint: MintState;
+  bondingCurve: PublicKey;
+  curveInfo: AccountInfo<Buffer>;
+  curve: BondingCurve;
+  global: Global;
+  feeConfig: FeeConfig | null;
+  /** The user's associated token account of the mint, when one was asked about (null: it does not exist). */
+  userTokenAccount: AccountInfo<Buffer> | null;
+}
+
+/** A graduated coin, traded in its canonical PumpSwap pool. */
+export interface PoolMarket {
+  venue: 'pump-amm';
+  mint: MintState;
+  pool: PublicKey;
+  /** Everything the PumpSwap SDK needs to price and build a swap for `user`. */
+  state: SwapSolanaState;
+  /** The completed curve it graduated from, when there was one. */
+  curve: BondingCurve | null;
+}
+
+/** Any other mint: routed through the aggregator. */
+export interface AggregatorMarket {
+  venue: 'jupiter';
+  mint: MintState;
+  curve: BondingCurve | null;
+}
+
+export type Market = CurveMarket | PoolMarket | AggregatorMarket;
+
+const unknownMint = (mint: PublicKey) => new Rejected('unknown_mint', `${mint.toBase58()} is not a token mint on this chain`, { mint: mint.toBase58() });
+
+/** A mint account decoded, or undefined when `info` is not an initialized mint of either token program. */
+export function decodeMint(address: PublicKey, info: AccountInfo<Buffer> | null): MintState | undefined {
+  const tokenProgram = info && TOKEN_PROGRAMS.find((program) => program.equals(info.owner));
+  if (!info || !tokenProgram) return undefined;
+  try {
+    const raw = unpackMint(address, info, tokenProgram);
+    if (!raw.isInitialized) return undefined;
+    return { address, tokenProgram, decimals: raw.decimals, supply: raw.supply, raw: MintLayout.decode(info.data.subarray(0, MINT_SIZE)) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Which venue trades `mint` right now, with the state its SDK needs, read in one batched call (two for a
+ * graduated coin, whose pool names its token accounts): the pump curve while the coin is on it, its canonical
+ * PumpSwap pool once it graduated, the aggregator for everything else. 404 unknown_mint when it is no mint.
+ */
+export async function readMarket(connection: Connection, mint: PublicKey, user: PublicKey = PublicKey.default): Promise<Market> {
+  const curveAddress = bondingCurvePda(mint);
+  const poolAddress = canonicalPumpPoolPda(mint);
+  const userAccounts = [getAssociatedTokenAddressSync(mint, user, true, TOKEN_2022_PROGRAM_ID), getAssociatedTokenAddressSync(mint, user, true, TOKEN_PROGRAM_ID)];
+  const [mintInfo, curveInfo, globalInfo, feeConfigInfo, poolInfo, user2022, userLegacy] = await connection.getMultipleAccountsInfo(
+    [mint, curveAddress, GLOBAL_PDA, PUMP_FEE_CONFIG_PDA, poolAddress, ...userAccounts],
+    'confirmed',
+  );
+  const state = decodeMint(mint, mintInfo);
+  if (!state) throw unknownMint(mint);
+  const curve = curveInfo ? PUMP_SDK.decodeBondingCurveNullable(curveInfo) : null;
+  if (curve && curveInfo && !curve.complete && globalInfo) {
+    return {
+      venue: 'pump',
+      mint: state,
+      bondingCurve: curveAddress,
+      curveInfo,
+      curve,
+      global: PUMP_SDK.decodeGlobal(globalInfo),
+      feeConfig: feeConfigInfo ? PUMP_SDK.decodeFeeConfig(feeConfigInfo) : null,
+      userTokenAccount: state.tokenProgram.equals(TOKEN_2022_PROGRAM_ID) ? user2022 : userLegacy,
+    };
+  }
+  if (poolInfo) return { venue: 'pump-amm', mint: state, pool: poolAddress, state: await poolState(connection, poolAddress, poolInfo, state, user), curve };
+  return { venue: 'jupiter', mint: state, curve };
+}
+
+/** The PumpSwap SDK's SwapSolanaState, as OnlinePumpAmmSdk.swapSolanaState builds it, from one more batched read. */
+async function poolState(connection: Connection, poolKey: PublicKey, poolAccountInfo: AccountInfo<Buffer>, base: MintState, user: PublicKey): Promise<SwapSolanaState> {
+  const pool = PUMP_AMM_SDK.decodePool(poolAccountInfo);
+  const quoteTokenProgram = TOKEN_PROGRAM_ID;
+  const userBaseTokenAccount = getAssociatedTokenAddressSync(pool.baseMint, user, true, base.tokenProgram);
+  const userQuoteTokenAccount = getAssociatedTokenAddressSync(pool.quoteMint, user, true, quoteTokenProgram);
+  const [globalConfigInfo, feeConfigInfo, poolBase, poolQuote, userBase, userQuote] = await connection.getMultipleAccountsInfo(
+    [GLOBAL_CONFIG_PDA, PUMP_AMM_FEE_CONFIG_PDA, pool.poolBaseTokenAccount, pool.poolQuoteTokenAccount, userBaseTokenAccount, userQuoteTokenAccount],
+    'confirmed',
+  );
+  if (!globalConfigInfo || !poolBase || !poolQuote) throw new Error(`PumpSwap pool ${poolKey.toBase58()} is missing its config or token accounts`);
+  const amount = (info: AccountInfo<Buffer>) => new BN(AccountLayout.decode(info.data.subarray(0, AccountLayout.span)).amount.toString());
+  return {
+    globalConfig: PUMP_AMM_SDK.decodeGlobalConfig(globalConfigInfo),
+    feeConfig: feeConfigInfo ? PUMP_AMM_SDK.decodeFeeConfig(feeConfigInfo) : null,
+    poolKey,
+    poolAccountInfo,
+    pool,
+    poolBaseAmount: amount(poolBase),
+    poolQuoteAmount: amount(poolQuote),
+    baseTokenProgram: base.tokenProgram,
+    quoteTokenProgram,
+    baseMint: pool.baseMint,
+    baseMintAccount: base.raw,
+    user,
+    userBaseTokenAccount,
+    userQuoteTokenAccount,
+    userBaseAccountInfo: userBase,
+    userQuoteAccountInfo: userQuote,
+  };
+}
+
+export const SOL_MINT = NATIVE_MINT;

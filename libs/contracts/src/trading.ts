@@ -1,0 +1,288 @@
+import { executeFlag, executedFields, unsignedFields } from './actions';
+import { base58PublicKey } from './common';
+import type { JsonSchema } from './validator';
+
+const mint: JsonSchema = { ...base58PublicKey, description: 'the token mint (base58)' };
+const slippage = (fallback: number, what: string): JsonSchema => ({
+  type: 'integer',
+  minimum: 0,
+  maximum: 5000,
+  default: fallback,
+  description: `basis points (500 = 5%) the ${what} may move against you; enforced on-chain as a minimum output`,
+});
+const priorityFee = (fallback: number): JsonSchema => ({
+  type: 'number',
+  minimum: 0,
+  maximum: 0.1,
+  default: fallback,
+  description: 'SOL paid as the priority fee (compute-unit price × limit)',
+});
+const percent: JsonSchema = { type: 'number', minimum: 0.01, maximum: 100, description: 'share of your holding, 0.01-100; 100 is everything' };
+const tokenAmount: JsonSchema = { type: 'number', exclusiveMinimum: 0, description: 'whole tokens (UI units)' };
+const venue: JsonSchema = {
+  type: 'string',
+  enum: ['pump', 'pump-amm', 'jupiter'],
+  description: '`pump` the bonding curve, `pump-amm` the graduated PumpSwap pool, `jupiter` the aggregator',
+};
+const route: JsonSchema = { type: 'string', description: 'the route in words, e.g. "pump bonding curve: buy_exact_sol_in"' };
+const link: JsonSchema = { type: 'string', maxLength: 200, description: 'an optional link shown with the coin' };
+
+export const deployBody: JsonSchema = {
+  type: 'object',
+  required: ['name', 'symbol', 'image'],
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 32 },
+    symbol: { type: 'string', minLength: 1, maxLength: 10 },
+    description: { type: 'string', maxLength: 1000 },
+    image: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 6_000_000,
+      description: 'an https URL, or a base64 data URL of a png, jpg, gif or webp image of at most 4 MB; the service hosts it (content-addressed)',
+    },
+    twitter: link,
+    telegram: link,
+    website: link,
+    dev_buy_sol: { type: 'number', minimum: 0, maximum: 1000, default: 0, description: 'SOL to buy the new coin with, in the same transaction as the create' },
+    slippage_bps: slippage(1000, 'dev buy'),
+    mayhem: { type: 'boolean', default: false, description: 'create the coin in pump’s mayhem mode' },
+    holder_reward: { type: 'boolean', default: false, description: 'the creator fee goes to the holders instead of you; irreversible, and such a coin cannot share fees' },
+    fee_share: {
+      type: 'boolean',
+      description: 'default true: share the creator fee, 9,000 bps to you and 1,000 to the treasury (a second transaction); false keeps 100%',
+    },
+    metadata_uri: { type: 'string', minLength: 1, maxLength: 200, pattern: '^https?://', description: 'metadata JSON you host already; skips the hosting' },
+    priority_fee_sol: priorityFee(0.0005),
+    execute: executeFlag,
+  },
+};
+
+const share: JsonSchema = {
+  type: 'object',
+  required: ['address', 'share_bps'],
+  properties: { address: { type: 'string' }, share_bps: { type: 'integer' } },
+};
+
+export const deployResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'mint', 'bonding_curve', 'metadata_uri', 'dev_buy', 'executed', 'fee_share'],
+  properties: {
+    ok: { const: true },
+    mint: { type: 'string' },
+    bonding_curve: { type: 'string' },
+    creator: { type: 'string', description: 'the creator the curve records: your wallet, or the holder-rewards account of a holder_reward coin' },
+    metadata_uri: { type: 'string', description: 'the hosted metadata JSON (content-addressed), or the one you gave' },
+    image: { type: ['string', 'null'], description: 'the hosted image' },
+    dev_buy: {
+      type: 'object',
+      properties: { sol: { type: 'number' }, quoted_tokens: { type: 'number' }, min_tokens: { type: 'number' } },
+    },
+    executed: { type: 'boolean' },
+    ...executedFields,
+    ...unsignedFields,
+    fee_share: {
+      type: 'object',
+      required: ['status', 'shares'],
+      properties: {
+        status: { type: 'string', enum: ['active', 'pending', 'off'], description: '`active` once the sharing config is confirmed, `pending` until then (finish it with POST /api/v1/tokens/{mint}/share), `off` when not sharing' },
+        shares: { type: 'array', items: share },
+        signature: { type: ['string', 'null'], description: 'the sharing transaction (the second one)' },
+        transaction: { type: 'string', description: 'executed=false: the sharing transaction to sign and send after the create landed' },
+        error: { type: 'object', description: 'why the sharing did not land, when it is pending' },
+      },
+    },
+  },
+};
+
+export const buyBody: JsonSchema = {
+  type: 'object',
+  required: ['mint', 'amount_sol'],
+  additionalProperties: false,
+  properties: {
+    mint,
+    amount_sol: { type: 'number', exclusiveMinimum: 0, maximum: 100_000, description: 'SOL to spend, fees included' },
+    slippage_bps: slippage(500, 'price'),
+    priority_fee_sol: priorityFee(0.0002),
+    execute: executeFlag,
+  },
+};
+
+const tradeFields: Record<string, JsonSchema> = {
+  venue,
+  route,
+  mint: { type: 'string' },
+  executed: { type: 'boolean' },
+  ...executedFields,
+  ...unsignedFields,
+};
+
+export const buyResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'venue', 'route', 'spent_sol', 'quoted_tokens', 'executed'],
+  properties: {
+    ok: { const: true },
+    ...tradeFields,
+    spent_sol: { type: 'number', description: 'SOL spent, venue fees included' },
+    quoted_tokens: { type: 'number', description: 'tokens the quote expects' },
+    min_tokens: { type: 'number', description: 'the floor enforced on-chain' },
+    received_tokens: { type: ['number', 'null'], description: 'executed=true: tokens that arrived in your wallet' },
+  },
+};
+
+const sellOrBurnAmount = {
+  mint,
+  percent,
+  amount: tokenAmount,
+};
+
+export const sellBody: JsonSchema = {
+  type: 'object',
+  required: ['mint'],
+  additionalProperties: false,
+  properties: {
+    ...sellOrBurnAmount,
+    slippage_bps: slippage(500, 'price'),
+    close_token_account: { type: 'boolean', description: 'default true on a full sell: close the emptied token account and reclaim its rent' },
+    priority_fee_sol: priorityFee(0.0002),
+    execute: executeFlag,
+  },
+};
+
+export const sellResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'venue', 'route', 'sold_tokens', 'quoted_sol', 'executed'],
+  properties: {
+    ok: { const: true },
+    ...tradeFields,
+    sold_tokens: { type: 'number' },
+    quoted_sol: { type: 'number', description: 'SOL the quote expects, after venue fees' },
+    min_sol: { type: 'number', description: 'the floor enforced on-chain' },
+    closed_token_account: { type: 'boolean' },
+    received_sol: { type: ['number', 'null'], description: 'executed=true: the change in your SOL balance from the trade, network fee excluded' },
+  },
+};
+
+export const burnBody: JsonSchema = {
+  type: 'object',
+  required: ['mint'],
+  additionalProperties: false,
+  properties: { ...sellOrBurnAmount, execute: executeFlag },
+};
+
+export const burnResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'burned_tokens', 'supply_before', 'supply_after_estimate', 'executed'],
+  properties: {
+    ok: { const: true },
+    mint: { type: 'string' },
+    burned_tokens: { type: 'number' },
+    supply_before: { type: 'number' },
+    supply_after_estimate: { type: 'number' },
+    closed_token_account: { type: 'boolean' },
+    executed: { type: 'boolean' },
+    ...executedFields,
+    ...unsignedFields,
+  },
+};
+
+export const swapBody: JsonSchema = {
+  type: 'object',
+  required: ['input_mint', 'output_mint', 'amount'],
+  additionalProperties: false,
+  properties: {
+    input_mint: { ...base58PublicKey, description: 'what you pay with; SOL is the wrapped-SOL mint So11111111111111111111111111111111111111112' },
+    output_mint: { ...base58PublicKey, description: 'what you receive' },
+    amount: { type: 'number', exclusiveMinimum: 0, description: 'whole units of input_mint' },
+    slippage_bps: slippage(100, 'price'),
+    priority_fee_sol: priorityFee(0.0002),
+    execute: executeFlag,
+  },
+};
+
+export const swapResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'venue', 'route', 'input_mint', 'output_mint', 'in_amount', 'quoted_out', 'executed'],
+  properties: {
+    ok: { const: true },
+    venue,
+    route,
+    input_mint: { type: 'string' },
+    output_mint: { type: 'string' },
+    in_amount: { type: 'number', description: 'whole units of input_mint' },
+    quoted_out: { type: 'number', description: 'whole units of output_mint the aggregator quotes' },
+    min_out: { type: 'number', description: 'the floor enforced on-chain' },
+    price_impact_pct: { type: 'number' },
+    executed: { type: 'boolean' },
+    ...executedFields,
+    ...unsignedFields,
+  },
+};
+
+export const quoteQuery: JsonSchema = {
+  type: 'object',
+  required: ['mint', 'side', 'amount'],
+  additionalProperties: false,
+  properties: {
+    mint,
+    side: { type: 'string', enum: ['buy', 'sell'] },
+    amount: { type: 'number', exclusiveMinimum: 0, description: 'SOL for a buy, whole tokens for a sell' },
+    slippage_bps: slippage(500, 'price'),
+  },
+};
+
+export const quoteResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'venue', 'side', 'in_amount', 'expected_out', 'min_out', 'fees', 'price_impact_pct', 'route'],
+  properties: {
+    ok: { const: true },
+    venue,
+    route,
+    mint: { type: 'string' },
+    side: { type: 'string', enum: ['buy', 'sell'] },
+    in_amount: { type: 'number', description: 'SOL for a buy, whole tokens for a sell' },
+    expected_out: { type: 'number', description: 'whole tokens for a buy, SOL for a sell' },
+    min_out: { type: 'number', description: 'expected_out less the slippage (default 500 bps): the floor a trade would enforce' },
+    slippage_bps: { type: 'integer' },
+    fees: { type: 'object', properties: { sol: { type: 'number', description: 'venue fees (protocol, creator, LP) in SOL' } } },
+    price_impact_pct: { type: 'number' },
+  },
+};
+
+export const tokenParams: JsonSchema = {
+  type: 'object',
+  required: ['mint'],
+  properties: { mint },
+};
+
+export const listTokensQuery: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+    before: { type: 'integer', minimum: 0, description: 'page: the `next_before` of the previous page' },
+  },
+};
+
+export const tokenIntel: JsonSchema = {
+  type: 'object',
+  required: ['mint', 'venue'],
+  properties: {
+    mint: { type: 'string' },
+    venue,
+    name: { type: ['string', 'null'] },
+    symbol: { type: ['string', 'null'] },
+    price_sol: { type: ['number', 'null'] },
+    price_usd: { type: ['number', 'null'] },
+    market_cap_usd: { type: ['number', 'null'] },
+    progress: { type: ['number', 'null'], description: 'bonding-curve progress, 0-1 (1 once graduated)' },
+    bonding_curve: { type: ['string', 'null'] },
+    creator: { type: ['string', 'null'] },
+    society_posts: { type: 'array', items: { type: 'object' } },
+    links: { type: 'object' },
+    reserves: { type: ['object', 'null'], description: 'the curve’s or the pool’s reserves' },
+    pool: { type: ['object', 'null'], description: 'the graduated PumpSwap pool' },
+    markets: { type: 'array', items: { type: 'object' }, description: 'external market listings' },
+    deployed_by: { type: ['object', 'null'], description: 'the citizen who deployed it through this service' },
+  },
+};
