@@ -1,0 +1,157 @@
+/**
+ * `npm run bench:buy`: POST /api/v1/tokens/buy of a coin on its pump bonding curve, end to end over HTTP (venue
+ * detection, the SDK's quote, the build, the pipeline's outbox, custody signature, send, confirm, ledger
+ * append), against POST /api/v1/transfer of SOL through the same pipeline in the same run, 16 concurrent
+ * clients each on its own citizen. Rounds alternate; medians of p50, p99 and requests/s are reported with the
+ * buy/transfer ratios (the goal: a buy within 1.5x of a transfer, p50 under 15 ms).
+ *
+ * The service (startEmbedded: API, projector, workers, bundled chain) runs in this process on a fresh
+ * PostgreSQL database and Redis prefix, both removed at the end. BENCH_SECONDS (5) measured per round after
+ * BENCH_WARMUP_SECONDS (1), BENCH_ROUNDS (3). Writes .bench/buy-<timestamp>.json.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
+import { REDIS_URL, freshDatabase, tempDir, testConfig } from '../test/support/env';
+import { call } from '../test/support/http';
+import { startEmbedded } from './embedded';
+import { deleteRedisKeys, runBench, type Cleanup } from './bench/cleanup';
+import { runLoad } from './bench/load';
+import { fixed, table } from './bench/report';
+import { setting } from './bench/settings';
+import { distribution, median, type Distribution } from './bench/stats';
+
+const ROOT = path.resolve(__dirname, '..');
+const SECONDS = setting('BENCH_SECONDS', 5, 1);
+const WARMUP_SECONDS = setting('BENCH_WARMUP_SECONDS', 1, 0);
+const ROUNDS = Math.floor(setting('BENCH_ROUNDS', 3, 1));
+const CLIENTS = 16;
+const MAX_REQUESTS_PER_ROUND = 20_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+const FUND_SOL = 20;
+/** Small enough that every round of every client together stays far from completing the curve (about 85 SOL). */
+const BUY_SOL = 0.0005;
+const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+
+type Target = 'transfer' | 'buy';
+const TARGETS: Target[] = ['transfer', 'buy'];
+
+interface RoundFigures {
+  target: Target;
+  round: number;
+  ok: number;
+  errorCount: number;
+  errors: Record<string, number>;
+  errorSamples: Record<string, string>;
+  tps: number;
+  latencyMs: Distribution;
+}
+
+interface Citizen {
+  handle: string;
+  key: string;
+  wallet: string;
+}
+
+async function register(base: string, handle: string): Promise<Citizen> {
+  const res = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'bench' } });
+  if (res.status !== 201) throw new Error(`register ${handle}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+  return { handle, key: res.body.api_key as string, wallet: res.body.agent.wallet as string };
+}
+
+async function main(cleanup: Cleanup): Promise<void> {
+  const startedAt = new Date();
+  const loadAverage = os.loadavg().map((n) => Number(n.toFixed(2)));
+  const dataDir = tempDir('bench-buy');
+  cleanup.add('remove the data directory', () => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const db = await freshDatabase('bench_buy');
+  cleanup.add(`drop database ${db.name}`, () => db.drop());
+  const config = testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: dataDir, SERVICE_MASTER_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn', RATE_LIMIT_RPS: '1000000' });
+  cleanup.add('delete the Redis keys', () => deleteRedisKeys(REDIS_URL, config.redisPrefix));
+
+  process.stderr.write('starting the service (embedded, bundled chain) ... ');
+  const server = await startEmbedded(config, { outboxRecoveryEveryMs: 3_600_000 });
+  cleanup.add('stop the service', () => server.close());
+  const connection = server.services.chain.connection;
+  const airdrop = async (wallet: string, sol: number) => {
+    const signature = await connection.requestAirdrop(new PublicKey(wallet), sol * LAMPORTS_PER_SOL);
+    await connection.confirmTransaction({ signature, ...(await connection.getLatestBlockhash()) }, 'confirmed');
+  };
+  const tag = randomBytes(3).toString('hex');
+  const citizens = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => register(server.url, `bb${tag}_${i}`)));
+  const sink = await register(server.url, `bb${tag}_sink`);
+  const creator = await register(server.url, `bb${tag}_dev`);
+  await Promise.all([...citizens.map((c) => airdrop(c.wallet, FUND_SOL)), airdrop(sink.wallet, 1), airdrop(creator.wallet, 2)]);
+  const deployed = await call(server.url, 'POST', '/api/v1/tokens/deploy', { key: creator.key, body: { name: 'Bench Coin', symbol: 'BENCH', image: PNG } });
+  if (deployed.status !== 201) throw new Error(`deploy: HTTP ${deployed.status} ${JSON.stringify(deployed.body)}`);
+  const mint = deployed.body.mint as string;
+  process.stderr.write(`ready; ${CLIENTS} citizens funded with ${FUND_SOL} SOL, coin ${mint} on its curve\n`);
+
+  let lamports = 1_000;
+  const rounds: RoundFigures[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const target of TARGETS) {
+      process.stderr.write(`round ${round}/${ROUNDS}: ${target} (${WARMUP_SECONDS} s warm-up + ${SECONDS} s) ... `);
+      const result = await runLoad({
+        url: server.url,
+        path: target === 'buy' ? '/api/v1/tokens/buy' : '/api/v1/transfer',
+        clients: CLIENTS,
+        warmupMs: WARMUP_SECONDS * 1000,
+        durationMs: SECONDS * 1000,
+        maxRequests: MAX_REQUESTS_PER_ROUND,
+        timeoutMs: REQUEST_TIMEOUT_MS,
+        headers: (client) => ({ authorization: `Bearer ${citizens[client]!.key}` }),
+        body: () =>
+          JSON.stringify(target === 'buy' ? { mint, amount_sol: BUY_SOL } : { to: sink.handle, amount: lamports++ / LAMPORTS_PER_SOL }),
+        check(_status, body) {
+          const reply = JSON.parse(body) as { executed?: boolean; signature?: string; venue?: string };
+          if (!reply.executed || !reply.signature) return 'not executed';
+          if (target === 'buy' && reply.venue !== 'pump') return `venue ${reply.venue}`;
+          return undefined;
+        },
+      });
+      const errorCount = Object.values(result.errors).reduce((a, b) => a + b, 0);
+      const figures: RoundFigures = {
+        target,
+        round,
+        ok: result.ok,
+        errorCount,
+        errors: result.errors,
+        errorSamples: result.errorSamples,
+        tps: (result.ok / result.elapsedMs) * 1000,
+        latencyMs: distribution(result.latenciesMs),
+      };
+      rounds.push(figures);
+      process.stderr.write(`${figures.tps.toFixed(0)}/s, p50 ${fixed(figures.latencyMs.p50, 1)} ms, p99 ${fixed(figures.latencyMs.p99, 1)} ms, ${errorCount} errors\n`);
+    }
+  }
+
+  const summary = Object.fromEntries(
+    TARGETS.map((target) => {
+      const mine = rounds.filter((r) => r.target === target);
+      return [target, { tps: median(mine.map((r) => r.tps)), p50Ms: median(mine.map((r) => r.latencyMs.p50)), p99Ms: median(mine.map((r) => r.latencyMs.p99)), errors: mine.reduce((s, r) => s + r.errorCount, 0) }];
+    }),
+  ) as Record<Target, { tps: number; p50Ms: number; p99Ms: number; errors: number }>;
+  const ratios = { p50: summary.buy.p50Ms / summary.transfer.p50Ms, p99: summary.buy.p99Ms / summary.transfer.p99Ms, tps: summary.buy.tps / summary.transfer.tps };
+  const rows = rounds.map((r) => [r.target, String(r.round), fixed(r.tps, 0), fixed(r.latencyMs.p50, 1), fixed(r.latencyMs.p99, 1), String(r.ok), String(r.errorCount)]);
+  for (const target of TARGETS) rows.push([target, 'median', fixed(summary[target].tps, 0), fixed(summary[target].p50Ms, 1), fixed(summary[target].p99Ms, 1), '', String(summary[target].errors)]);
+  const title =
+    `curve buy vs SOL transfer, ${CLIENTS} concurrent clients, both end to end over HTTP through the action pipeline on the bundled chain; ` +
+    `${WARMUP_SECONDS} s warm-up + ${SECONDS} s per round, ${ROUNDS} round(s) alternated; ${os.cpus().length} CPUs, load average ${loadAverage.join(' ')}, node ${process.version}`;
+  const out = [title, '', table(['target', 'round', 'req/s', 'p50 ms', 'p99 ms', 'ok', 'errors'], rows), '', `buy / transfer: p50 ${fixed(ratios.p50, 2)}x   p99 ${fixed(ratios.p99, 2)}x   req/s ${fixed(ratios.tps, 2)}x (goal: within 1.5x, buy p50 under 15 ms)`];
+  const errorLines = rounds.flatMap((r) => Object.entries(r.errors).map(([kind, n]) => `  ${r.target} round ${r.round}: ${n} x ${kind}: ${r.errorSamples[kind] ?? ''}`));
+  if (errorLines.length) out.push('', 'errors:', ...errorLines);
+  console.log(`\n${out.join('\n')}`);
+
+  const dir = path.join(ROOT, '.bench');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `buy-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryBytes: os.totalmem(), node: process.version, loadAverage };
+  fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, buySol: BUY_SOL }, machine, rounds, summary, ratios }, null, 2)}\n`);
+  console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
+}
+
+const limitMs = 90_000 + ROUNDS * TARGETS.length * ((WARMUP_SECONDS + SECONDS) * 1000 + REQUEST_TIMEOUT_MS) + 60_000;
+runBench('bench:buy', limitMs, main);
