@@ -62,7 +62,8 @@ describe('a pump coin from create_v2 to collected creator fees on its graduated 
   let completeCurve: { tokens: bigint; quote: bigint };
 
   beforeAll(async () => {
-    t = await localnet({ programs: emulatedPrograms() });
+    // This coin's migrate is sent by the test itself; localnet-graduation.int.spec.ts covers the keeper's.
+    t = await localnet({ programs: emulatedPrograms(), graduationKeeper: false });
     pump = new OnlinePumpSdk(t.connection);
     amm = new OnlinePumpAmmSdk(t.connection);
     [creator, trader, whale] = await Promise.all([t.funded(2), t.funded(20), t.funded(200)]);

@@ -107,7 +107,7 @@ describe('the chain files have one writer, and a torn log loses only the unackno
       await closeConnection(first.connection);
       await first.service.stop();
     }
-  });
+  }, 60_000);
 
   test('a port already in use is refused with a message naming the variables to set', async () => {
     const blocker = net.createServer();

@@ -43,7 +43,8 @@ describe('pump bonding curve on the localnet, driven by @pump-fun/pump-sdk', () 
   const mint = mintKeypair.publicKey;
 
   beforeAll(async () => {
-    t = await localnet({ programs: [pumpProgram, pumpSwapProgram, pumpFeesProgram] });
+    // The test sends migrate itself; localnet-graduation.int.spec.ts covers the keeper's.
+    t = await localnet({ programs: [pumpProgram, pumpSwapProgram, pumpFeesProgram], graduationKeeper: false });
     sdk = new OnlinePumpSdk(t.connection);
     [creator, trader, whale] = await Promise.all([t.funded(10), t.funded(50), t.funded(200)]);
   });

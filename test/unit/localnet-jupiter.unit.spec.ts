@@ -92,6 +92,45 @@ describe('quote parameters', () => {
   });
 });
 
+describe('swap route plans', () => {
+  const A = Keypair.generate().publicKey.toBase58();
+  const B = Keypair.generate().publicKey.toBase58();
+  const POOL_A = Keypair.generate().publicKey.toBase58();
+  const CURVE_B = Keypair.generate().publicKey.toBase58();
+  const step = (ammKey: string, inputMint: string, outputMint: string, inAmount: string, outAmount: string) => ({ swapInfo: { ammKey, inputMint, outputMint, inAmount, outAmount }, percent: 100 });
+  const body = (routePlan: unknown[], outAmount = '500') => ({
+    userPublicKey: MINT.toBase58(),
+    quoteResponse: { inputMint: A, outputMint: B, inAmount: '1000', outAmount, otherAmountThreshold: '490', swapMode: 'ExactIn', routePlan },
+  });
+  const code = (value: unknown) => {
+    try {
+      parseSwapRequest(value);
+    } catch (error) {
+      return (error as JupiterError).errorCode;
+    }
+    return 'accepted';
+  };
+
+  it('reads a two-step plan through SOL as two legs, each with the amounts the quote planned', () => {
+    const request = parseSwapRequest(body([step(POOL_A, A, SOL, '1000', '77'), step(CURVE_B, SOL, B, '77', '500')]));
+    expect(request.legs.map((leg) => [leg.ammKey.toBase58(), leg.inputMint.toBase58(), leg.outputMint.toBase58(), leg.inAmount, leg.outAmount])).toEqual([
+      [POOL_A, A, SOL, 1000n, 77n],
+      [CURVE_B, SOL, B, 77n, 500n],
+    ]);
+    expect(request.otherAmountThreshold).toBe(490n);
+  });
+
+  it.each([
+    ['a step without its amounts', [{ swapInfo: { ammKey: POOL_A } }, step(CURVE_B, SOL, B, '77', '500')], 'INVALID_REQUEST'],
+    ['a second step that spends other than the first yields', [step(POOL_A, A, SOL, '1000', '77'), step(CURVE_B, SOL, B, '78', '500')], 'INVALID_REQUEST'],
+    ['a plan that starts elsewhere than the input', [step(POOL_A, B, SOL, '1000', '77'), step(CURVE_B, SOL, B, '77', '500')], 'INVALID_REQUEST'],
+    ['a plan that ends short of the quoted output', [step(POOL_A, A, SOL, '1000', '77'), step(CURVE_B, SOL, B, '77', '499')], 'INVALID_REQUEST'],
+    ['three steps', [step(POOL_A, A, SOL, '1000', '77'), step(CURVE_B, SOL, B, '77', '500'), step(CURVE_B, B, B, '500', '500')], 'NOT_SUPPORTED'],
+  ])('refuses %s', (_, plan, errorCode) => {
+    expect(code(body(plan))).toBe(errorCode);
+  });
+});
+
 describe('quote arithmetic', () => {
   it('the threshold is the output less the slippage, rounded down', () => {
     expect(minimumOut(10_000n, 50)).toBe(9_950n);

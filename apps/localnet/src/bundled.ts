@@ -10,7 +10,10 @@ export interface BundledOptions {
   onError?: (error: unknown) => void;
 }
 
-/** The local chain as `npm start` and `npm run localnet` run it: every emulated venue, seeded tokens and the aggregator API. */
+/**
+ * The local chain as `npm start` and `npm run localnet` run it: every emulated venue, seeded tokens, the aggregator API
+ * and the graduation keeper (on because both pump and PumpSwap are emulated).
+ */
 export function startBundledLocalnet(options: BundledOptions): Promise<Localnet> {
   const started = startLocalnet({
     port: options.port,

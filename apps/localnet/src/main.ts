@@ -13,6 +13,7 @@ async function main(): Promise<void> {
     solUsd: config.localnetSolUsd,
     onError: (error) => log.error({ err: error }, 'localnet internal error'),
   });
+  net.keeper?.on('migrated', (m) => log.info({ mint: m.mint.toBase58(), pool: m.pool.toBase58(), signature: m.signature }, 'coin graduated to its PumpSwap pool'));
   log.info({ url: net.rpcUrl, ws: net.wsUrl, slot: net.chain.slot }, 'localnet listening');
   const stop = async (signal: string) => {
     log.info({ signal }, 'shutting down');

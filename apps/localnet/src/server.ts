@@ -1,7 +1,9 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LocalChain } from './chain/localChain';
+import { GraduationKeeper } from './keeper/graduation';
 import { emulatedPrograms } from './programs';
+import { PUMP_AMM_PROGRAM_ID, PUMP_PROGRAM_ID } from './programs/pump/addresses';
 import { handleJsonRpc, sendJson } from './rpc/http';
 import { SubscriptionServer } from './rpc/subscriptions';
 import type { EmulatedProgram, GenesisContext } from './runtime/program';
@@ -20,10 +22,17 @@ export interface LocalnetOptions {
   onError?: (error: unknown) => void;
   /** The wall clock that drives slots; tests move it to expire blockhashes. */
   now?: () => number;
+  /**
+   * Migrate complete bonding curves into PumpSwap as pump's migrator does on mainnet. On by default when both
+   * programs are emulated; off for a chain on which the caller sends `migrate` itself.
+   */
+  graduationKeeper?: boolean;
 }
 
 export interface Localnet {
   chain: LocalChain;
+  /** The graduation keeper, when it runs: `whenMigrated(mint)` waits for a coin's pool. */
+  keeper: GraduationKeeper | null;
   rpcUrl: string;
   wsUrl: string;
   close(): Promise<void>;
@@ -31,8 +40,11 @@ export interface Localnet {
 
 export async function startLocalnet(options: LocalnetOptions): Promise<Localnet> {
   const host = options.host ?? '127.0.0.1';
-  const chain = await LocalChain.open({ dataDir: options.dataDir, programs: options.programs ?? emulatedPrograms(), seeds: options.seeds ?? [], now: options.now });
+  const programs = options.programs ?? emulatedPrograms();
+  const chain = await LocalChain.open({ dataDir: options.dataDir, programs, seeds: options.seeds ?? [], now: options.now });
   chain.on('internal-error', (error) => options.onError?.(error));
+  const graduates = programs.some((p) => p.programId.equals(PUMP_PROGRAM_ID)) && programs.some((p) => p.programId.equals(PUMP_AMM_PROGRAM_ID));
+  const keeper = graduates && options.graduationKeeper !== false ? new GraduationKeeper(chain, (error) => options.onError?.(error)) : null;
   const routes = options.routes ?? [];
   const http = createServer((req, res) => {
     void (async () => {
@@ -55,6 +67,7 @@ export async function startLocalnet(options: LocalnetOptions): Promise<Localnet>
   try {
     ({ port } = await listen(http, options.port, host));
   } catch (error) {
+    await keeper?.close();
     await chain.close();
     throw error;
   }
@@ -67,17 +80,20 @@ export async function startLocalnet(options: LocalnetOptions): Promise<Localnet>
     wsPort = (await listen(ws, options.port === 0 ? 0 : port + 1, host)).port;
   } catch (error) {
     http.close();
+    await keeper?.close();
     await chain.close();
     throw error;
   }
   const subscriptions = new SubscriptionServer(chain, ws);
   return {
     chain,
+    keeper,
     rpcUrl: `http://${host}:${port}`,
     wsUrl: `ws://${host}:${wsPort}`,
     async close() {
       await subscriptions.close();
       await Promise.all([closeServer(http), closeServer(ws)]);
+      await keeper?.close();
       await chain.close();
     },
   };

@@ -18,7 +18,7 @@ import { fromLiteSvmError, TransactionErrorJson, TransactionFailure } from '../r
 import { Executor, LoadedMessage, readAccount, writeAccount } from '../runtime/executor';
 import type { AccountState, EmulatedProgram, GenesisContext } from '../runtime/program';
 import { findPda } from '../runtime/pda';
-import { innerInstruction, InnerInstructionsJson, Trace } from '../runtime/trace';
+import { innerInstruction, InnerInstructionsJson, ReturnData, Trace } from '../runtime/trace';
 import { BLOCKHASH_VALIDITY, BlockhashWindow } from './blockhashes';
 import { ChainStore, WalRecord } from './persistence';
 import { sanitizeFailure } from './sanitize';
@@ -66,7 +66,18 @@ export interface TransactionRecord {
     loadedAddresses: { writable: string[]; readonly: string[] };
     rewards: unknown[];
     computeUnitsConsumed: number;
+    /** Present only when a program left return data, as the RPC omits it otherwise. */
+    returnData?: ReturnDataJson;
   };
+}
+
+export interface ReturnDataJson {
+  programId: string;
+  data: [string, 'base64'];
+}
+
+export function returnDataJson(returnData: ReturnData | null): ReturnDataJson | null {
+  return returnData ? { programId: returnData.programId.toBase58(), data: [returnData.data.toString('base64'), 'base64'] } : null;
 }
 
 export interface SimulationResult {
@@ -74,6 +85,7 @@ export interface SimulationResult {
   logs: string[];
   innerInstructions: InnerInstructionsJson[];
   unitsConsumed: number;
+  returnData: ReturnDataJson | null;
   accounts: (AccountState | null)[] | null;
   replacementBlockhash: { blockhash: string; lastValidBlockHeight: number } | null;
 }
@@ -311,27 +323,27 @@ export class LocalChain extends EventEmitter {
     }
     if (options.sigVerify && !signaturesValid(tx)) throw new RpcRefusal(-32003, 'Transaction signature verification failure');
     if (!replacementBlockhash && !this.blockhashes.isValid(tx.message.recentBlockhash, this.slotNow)) {
-      return { err: 'BlockhashNotFound', logs: [], innerInstructions: [], unitsConsumed: 0, accounts: null, replacementBlockhash };
+      return { err: 'BlockhashNotFound', logs: [], innerInstructions: [], unitsConsumed: 0, returnData: null, accounts: null, replacementBlockhash };
     }
     let loaded: LoadedMessage;
     try {
       loaded = this.load(tx);
     } catch (error) {
       const err = error instanceof RpcRefusal ? (error.data as { err?: TransactionErrorJson } | undefined)?.err : undefined;
-      if (err) return { err, logs: [], innerInstructions: [], unitsConsumed: 0, accounts: null, replacementBlockhash };
+      if (err) return { err, logs: [], innerInstructions: [], unitsConsumed: 0, returnData: null, accounts: null, replacementBlockhash };
       throw error;
     }
     const before = loaded.keys.map((key) => readAccount(this.svm, key));
-    let outcome: { err: TransactionErrorJson | null; logs: string[]; innerInstructions: InnerInstructionsJson[]; units: number };
+    let outcome: ReturnType<LocalChain['execute']>;
     try {
       outcome = this.execute(tx, loaded, before);
     } catch (error) {
-      if (error instanceof TransactionFailure) return { err: error.error, logs: error.logs, innerInstructions: [], unitsConsumed: 0, accounts: null, replacementBlockhash };
+      if (error instanceof TransactionFailure) return { err: error.error, logs: error.logs, innerInstructions: [], unitsConsumed: 0, returnData: null, accounts: null, replacementBlockhash };
       throw error;
     }
     const accounts = options.accounts?.map((address) => this.account(new PublicKey(address))) ?? null;
     loaded.keys.forEach((key, i) => loaded.writable[i] && writeAccount(this.svm, key, before[i]));
-    return { err: outcome.err, logs: outcome.logs, innerInstructions: outcome.innerInstructions, unitsConsumed: outcome.units, accounts, replacementBlockhash };
+    return { err: outcome.err, logs: outcome.logs, innerInstructions: outcome.innerInstructions, unitsConsumed: outcome.units, returnData: returnDataJson(outcome.returnData), accounts, replacementBlockhash };
   }
 
   /** Funds an address from the faucet with a real, recorded System transfer. */
@@ -365,17 +377,37 @@ export class LocalChain extends EventEmitter {
     return this.recent.has(signature) || this.records.has(signature);
   }
 
-  /** Slots move only when the chain is asked, so this asks at each slot boundary until one has passed. */
   private nextSlot(): Promise<void> {
-    const from = this.slotNow;
+    return this.untilSlot(this.slotNow + 1);
+  }
+
+  /**
+   * Resolves once the chain has reached `slot`. Slots move only when the chain is asked, so this asks at each slot
+   * boundary until then; it rejects when the chain closes or `signal` aborts.
+   */
+  untilSlot(slot: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
-      const poll = () => {
-        if (this.closed) return reject(new RpcRefusal(-32603, 'Internal error: the chain is shutting down'));
-        this.tick();
-        if (this.slotNow > from) return resolve();
-        // An injected clock may stand still or step back: look again within a slot whatever it says.
-        setTimeout(poll, Math.min(SLOT_MS, Math.max(1, this.genesisAt + (from + 1) * SLOT_MS - this.now())));
+      let timer: NodeJS.Timeout | undefined;
+      const abort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason ?? new Error('aborted'));
       };
+      const poll = () => {
+        if (signal?.aborted) return;
+        if (this.closed) {
+          signal?.removeEventListener('abort', abort);
+          return reject(new RpcRefusal(-32603, 'Internal error: the chain is shutting down'));
+        }
+        this.tick();
+        if (this.slotNow >= slot) {
+          signal?.removeEventListener('abort', abort);
+          return resolve();
+        }
+        // An injected clock may stand still or step back: look again within a slot whatever it says.
+        timer = setTimeout(poll, Math.min(SLOT_MS, Math.max(1, this.genesisAt + slot * SLOT_MS - this.now())));
+      };
+      if (signal?.aborted) return abort();
+      signal?.addEventListener('abort', abort, { once: true });
       poll();
     });
   }
@@ -459,7 +491,7 @@ export class LocalChain extends EventEmitter {
     tx: VersionedTransaction,
     loaded: LoadedMessage,
     before: (AccountState | null)[],
-  ): { err: TransactionErrorJson | null; logs: string[]; innerInstructions: InnerInstructionsJson[]; units: number; fee: bigint } {
+  ): { err: TransactionErrorJson | null; logs: string[]; innerInstructions: InnerInstructionsJson[]; units: number; fee: bigint; returnData: ReturnData | null } {
     const fee = feeOf(loaded);
     const emulated = loaded.instructions.some((ix) => this.executor.isEmulated(loaded.keys[ix.programIndex]));
     if (!emulated) {
@@ -467,7 +499,10 @@ export class LocalChain extends EventEmitter {
       const meta = (result.meta ? result.meta() : result) as TransactionMetadata;
       const err = result.err ? fromLiteSvmError(result.err()) : null;
       if (err !== null && typeof err !== 'object') throw new TransactionFailure(err, meta.logs());
-      return { err, logs: meta.logs(), innerInstructions: innerInstructionsOf(meta), units: Number(meta.computeUnitsConsumed()), fee };
+      const returned = meta.returnData();
+      const data = returned.data();
+      const returnData = data.length > 0 ? { programId: new PublicKey(returned.programId()), data: Buffer.from(data) } : null;
+      return { err, logs: meta.logs(), innerInstructions: innerInstructionsOf(meta), units: Number(meta.computeUnitsConsumed()), fee, returnData };
     }
     const payer = before[0];
     if (!payer || payer.lamports === 0n) throw new TransactionFailure('AccountNotFound');
@@ -478,7 +513,7 @@ export class LocalChain extends EventEmitter {
       loaded.keys.forEach((key, i) => loaded.writable[i] && writeAccount(this.svm, key, before[i]));
       writeAccount(this.svm, loaded.keys[0], { ...payer, lamports: payer.lamports - fee });
     }
-    return { err: outcome.err, logs: outcome.logs, innerInstructions: outcome.innerInstructions, units: outcome.computeUnits, fee };
+    return { err: outcome.err, logs: outcome.logs, innerInstructions: outcome.innerInstructions, units: outcome.computeUnits, fee, returnData: outcome.returnData };
   }
 
   /** Executes and records; null when the transaction was refused without landing. */
@@ -525,6 +560,7 @@ export class LocalChain extends EventEmitter {
         },
         rewards: [],
         computeUnitsConsumed: outcome.units,
+        ...(outcome.returnData ? { returnData: returnDataJson(outcome.returnData)! } : {}),
       },
     };
     this.remember(record);

@@ -55,15 +55,28 @@ export function parseQuoteRequest(search: URLSearchParams): QuoteRequest {
   return { inputMint, outputMint, amount, slippageBps: Number(query.slippageBps) };
 }
 
-export interface SwapRequest {
-  userPublicKey: PublicKey;
+/** One step of a quote's route plan: a venue and what the quote expects it to take in and give out. */
+export interface SwapLeg {
   ammKey: PublicKey;
   inputMint: PublicKey;
   outputMint: PublicKey;
   inAmount: bigint;
+  outAmount: bigint;
+}
+
+export interface SwapRequest {
+  userPublicKey: PublicKey;
+  inputMint: PublicKey;
+  outputMint: PublicKey;
+  inAmount: bigint;
   otherAmountThreshold: bigint;
+  /** One leg, or two through SOL; a leg's mints and amounts are checked only when there are two. */
+  legs: SwapLeg[];
   asLegacyTransaction: boolean;
 }
+
+/** The most steps a localnet route has: coin → SOL → coin. */
+export const MAX_ROUTE_STEPS = 2;
 
 const swapBody = bodyValidator({
   type: 'object',
@@ -88,13 +101,50 @@ const swapBody = bodyValidator({
           items: {
             type: 'object',
             required: ['swapInfo'],
-            properties: { swapInfo: { type: 'object', required: ['ammKey'], properties: { ammKey: PUBKEY } } },
+            properties: {
+              swapInfo: {
+                type: 'object',
+                required: ['ammKey'],
+                properties: { ammKey: PUBKEY, inputMint: PUBKEY, outputMint: PUBKEY, inAmount: U64_TEXT, outAmount: U64_TEXT },
+              },
+            },
           },
         },
       },
     },
   },
 });
+
+interface RouteStep {
+  swapInfo: { ammKey: string; inputMint?: string; outputMint?: string; inAmount?: string; outAmount?: string };
+}
+
+/** A multi-step plan must chain: each step takes what the one before gives, from the quote's input to its output. */
+function routeLegs(plan: RouteStep[], inputMint: PublicKey, outputMint: PublicKey, inAmount: bigint, outAmount: bigint): SwapLeg[] {
+  if (plan.length > MAX_ROUTE_STEPS) throw new JupiterError(400, 'NOT_SUPPORTED', `Routes of more than ${MAX_ROUTE_STEPS} steps are not supported on the localnet`);
+  const field = (i: number, name: keyof RouteStep['swapInfo']): string => {
+    const value = plan[i]!.swapInfo[name];
+    if (value === undefined) throw invalidRequest(`quoteResponse.routePlan.${i}.swapInfo.${name} is required for a route of ${plan.length} steps`);
+    return value;
+  };
+  if (plan.length === 1) {
+    return [{ ammKey: pubkey(field(0, 'ammKey'), 'quoteResponse.routePlan.0.swapInfo.ammKey'), inputMint, outputMint, inAmount, outAmount }];
+  }
+  const legs = plan.map((_, i) => ({
+    ammKey: pubkey(field(i, 'ammKey'), `quoteResponse.routePlan.${i}.swapInfo.ammKey`),
+    inputMint: pubkey(field(i, 'inputMint'), `quoteResponse.routePlan.${i}.swapInfo.inputMint`),
+    outputMint: pubkey(field(i, 'outputMint'), `quoteResponse.routePlan.${i}.swapInfo.outputMint`),
+    inAmount: u64(field(i, 'inAmount'), `quoteResponse.routePlan.${i}.swapInfo.inAmount`),
+    outAmount: u64(field(i, 'outAmount'), `quoteResponse.routePlan.${i}.swapInfo.outAmount`),
+  }));
+  const first = legs[0]!;
+  const last = legs[legs.length - 1]!;
+  const chained = legs.every((leg, i) => i === 0 || (leg.inputMint.equals(legs[i - 1]!.outputMint) && leg.inAmount === legs[i - 1]!.outAmount && leg.inAmount > 0n));
+  if (!first.inputMint.equals(inputMint) || first.inAmount !== inAmount || !last.outputMint.equals(outputMint) || last.outAmount !== outAmount || !chained) {
+    throw invalidRequest('quoteResponse.routePlan does not lead from inputMint to outputMint with the quote\'s amounts');
+  }
+  return legs;
+}
 
 /** POST /swap/v1/swap's body: the quote to execute and who executes it. */
 export function parseSwapRequest(body: unknown): SwapRequest {
@@ -104,11 +154,10 @@ export function parseSwapRequest(body: unknown): SwapRequest {
     userPublicKey: string;
     wrapAndUnwrapSol: boolean;
     asLegacyTransaction: boolean;
-    quoteResponse: { inputMint: string; outputMint: string; inAmount: string; otherAmountThreshold: string; swapMode: string; routePlan: { swapInfo: { ammKey: string } }[] };
+    quoteResponse: { inputMint: string; outputMint: string; inAmount: string; outAmount: string; otherAmountThreshold: string; swapMode: string; routePlan: RouteStep[] };
   };
   const quote = request.quoteResponse;
   if (quote.swapMode !== 'ExactIn') throw new JupiterError(400, 'NOT_SUPPORTED', 'Only ExactIn quotes are supported on the localnet');
-  if (quote.routePlan.length !== 1) throw new JupiterError(400, 'NOT_SUPPORTED', 'Only single-hop routes are supported on the localnet');
   // The venue SDKs always wrap SOL into a temporary account and unwrap it after; there is no other path to build.
   if (!request.wrapAndUnwrapSol) throw new JupiterError(400, 'NOT_SUPPORTED', 'wrapAndUnwrapSol=false is not supported on the localnet');
   const inputMint = pubkey(quote.inputMint, 'quoteResponse.inputMint');
@@ -116,13 +165,14 @@ export function parseSwapRequest(body: unknown): SwapRequest {
   if (inputMint.equals(outputMint)) throw new JupiterError(400, 'CIRCULAR_ARBITRAGE_IS_DISABLED', 'Input and output mints are not allowed to be equal');
   const inAmount = u64(quote.inAmount, 'quoteResponse.inAmount');
   if (inAmount === 0n) throw invalidRequest('quoteResponse.inAmount must be greater than 0');
+  const outAmount = u64(quote.outAmount, 'quoteResponse.outAmount');
   return {
     userPublicKey: pubkey(request.userPublicKey, 'userPublicKey'),
-    ammKey: pubkey(quote.routePlan[0]!.swapInfo.ammKey, 'quoteResponse.routePlan.0.swapInfo.ammKey'),
     inputMint,
     outputMint,
     inAmount,
     otherAmountThreshold: u64(quote.otherAmountThreshold, 'quoteResponse.otherAmountThreshold'),
+    legs: routeLegs(quote.routePlan, inputMint, outputMint, inAmount, outAmount),
     asLegacyTransaction: request.asLegacyTransaction,
   };
 }

@@ -6,6 +6,7 @@ import { JupiterError, invalidRequest } from './errors';
 import { parsePriceIds, parseQuoteRequest, parseSwapRequest } from './params';
 import { TokenPrice, priceOf } from './price';
 import { quote } from './quote';
+import { routeLookupTable } from './lookupTable';
 import { buildSwap } from './swap';
 
 export interface JupiterOptions {
@@ -40,7 +41,9 @@ export function jupiterRoutes(options: JupiterOptions): ExtraRoute {
       method: 'POST',
       handle: async (chain, req) => {
         const request = parseSwapRequest(await readJson(req));
-        return buildSwap(chain, chain.latestBlockhash(), request);
+        // A route of more than one leg names more accounts than fit a transaction without the aggregator's table.
+        const tables = request.legs.length > 1 && !request.asLegacyTransaction ? [await routeLookupTable(chain)] : [];
+        return buildSwap(chain, chain.latestBlockhash(), request, tables);
       },
     },
     '/price/v3': {

@@ -1,10 +1,10 @@
 import BN from 'bn.js';
-import { PublicKey, TransactionInstruction, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
+import { AddressLookupTableAccount, PublicKey, TransactionInstruction, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
 import { PUMP_PROGRAM_ID, PUMP_SDK, pumpIdl } from '@pump-fun/pump-sdk';
 import { OFFLINE_PUMP_AMM_PROGRAM, PUMP_AMM_PROGRAM_ID, PUMP_AMM_SDK, SwapSolanaState } from '@pump-fun/pump-swap-sdk';
 import { JupiterError } from './errors';
-import type { SwapRequest } from './params';
-import { ChainReader, CurveVenue, PoolVenue, SOL_MINT, accountInfo, venueAt } from './venues';
+import type { SwapLeg, SwapRequest } from './params';
+import { ChainReader, CurveVenue, PoolVenue, SOL_MINT, Venue, accountInfo, venueAt } from './venues';
 import { associatedTokenAddress } from '../runtime/pda';
 
 export interface SwapResponse {
@@ -63,33 +63,46 @@ function asExactIn(instructions: TransactionInstruction[], programId: PublicKey,
   return out;
 }
 
-async function curveInstructions(chain: ChainReader, venue: CurveVenue, request: SwapRequest): Promise<TransactionInstruction[]> {
-  const user = request.userPublicKey;
+/** One leg as the transaction executes it: exactly `inAmount` in, at least `minOut` out. */
+interface LegTrade {
+  user: PublicKey;
+  inputMint: PublicKey;
+  inAmount: bigint;
+  minOut: bigint;
+  /** The user's wrapped-SOL account is gone by the time this leg runs (an earlier leg unwrapped and closed it). */
+  wsolClosed: boolean;
+}
+
+async function curveInstructions(chain: ChainReader, venue: CurveVenue, trade: LegTrade): Promise<TransactionInstruction[]> {
+  const user = trade.user;
   const mint = venue.mint.address;
   const tokenProgram = venue.mint.tokenProgram;
   const common = { global: venue.global, bondingCurveAccountInfo: venue.info, bondingCurve: venue.curve, mint, user, tokenProgram, slippage: 0 };
-  if (request.inputMint.equals(SOL_MINT)) {
+  if (trade.inputMint.equals(SOL_MINT)) {
     const built = await PUMP_SDK.buyInstructions({
       ...common,
       associatedUserAccountInfo: accountInfo(chain, associatedTokenAddress(mint, user, tokenProgram)),
-      amount: bn(request.otherAmountThreshold),
-      solAmount: bn(request.inAmount),
+      amount: bn(trade.minOut),
+      solAmount: bn(trade.inAmount),
     });
-    return asExactIn(built, PUMP_PROGRAM_ID, CURVE_BUY, curveBuyExactSolInData(request.inAmount, request.otherAmountThreshold));
+    return asExactIn(built, PUMP_PROGRAM_ID, CURVE_BUY, curveBuyExactSolInData(trade.inAmount, trade.minOut));
   }
   return PUMP_SDK.sellInstructions({
     ...common,
-    amount: bn(request.inAmount),
-    solAmount: bn(request.otherAmountThreshold),
+    amount: bn(trade.inAmount),
+    solAmount: bn(trade.minOut),
     mayhemMode: venue.curve.isMayhemMode,
     cashback: venue.curve.isCashbackCoin,
   });
 }
 
-function swapState(chain: ChainReader, venue: PoolVenue, user: PublicKey): SwapSolanaState {
+function swapState(chain: ChainReader, venue: PoolVenue, trade: LegTrade): SwapSolanaState {
   const { pool } = venue;
+  const user = trade.user;
   const userBaseTokenAccount = associatedTokenAddress(pool.baseMint, user, venue.base.tokenProgram);
   const userQuoteTokenAccount = associatedTokenAddress(pool.quoteMint, user, venue.quote.tokenProgram);
+  // The SDK opens a wrapped-SOL account only when it finds none; one an earlier leg closed must be opened again.
+  const existing = (mint: PublicKey, address: PublicKey) => (trade.wsolClosed && mint.equals(SOL_MINT) ? null : accountInfo(chain, address));
   return {
     globalConfig: venue.globalConfig,
     feeConfig: venue.feeConfig,
@@ -105,35 +118,82 @@ function swapState(chain: ChainReader, venue: PoolVenue, user: PublicKey): SwapS
     user,
     userBaseTokenAccount,
     userQuoteTokenAccount,
-    userBaseAccountInfo: accountInfo(chain, userBaseTokenAccount),
-    userQuoteAccountInfo: accountInfo(chain, userQuoteTokenAccount),
+    userBaseAccountInfo: existing(pool.baseMint, userBaseTokenAccount),
+    userQuoteAccountInfo: existing(pool.quoteMint, userQuoteTokenAccount),
   };
 }
 
-async function poolInstructions(chain: ChainReader, venue: PoolVenue, request: SwapRequest): Promise<TransactionInstruction[]> {
-  const state = swapState(chain, venue, request.userPublicKey);
-  if (request.inputMint.equals(venue.pool.quoteMint)) {
+async function poolInstructions(chain: ChainReader, venue: PoolVenue, trade: LegTrade): Promise<TransactionInstruction[]> {
+  const state = swapState(chain, venue, trade);
+  if (trade.inputMint.equals(venue.pool.quoteMint)) {
     // maxQuoteIn is what the SDK wraps into the temporary wSOL account: exactly the input.
-    const built = await PUMP_AMM_SDK.buyInstructions(state, bn(request.otherAmountThreshold), bn(request.inAmount));
-    return asExactIn(built, PUMP_AMM_PROGRAM_ID, POOL_BUY, poolBuyExactQuoteInData(request.inAmount, request.otherAmountThreshold));
+    const built = await PUMP_AMM_SDK.buyInstructions(state, bn(trade.minOut), bn(trade.inAmount));
+    return asExactIn(built, PUMP_AMM_PROGRAM_ID, POOL_BUY, poolBuyExactQuoteInData(trade.inAmount, trade.minOut));
   }
-  return PUMP_AMM_SDK.sellInstructions(state, bn(request.inAmount), bn(request.otherAmountThreshold));
+  return PUMP_AMM_SDK.sellInstructions(state, bn(trade.inAmount), bn(trade.minOut));
 }
 
-/** An unsigned transaction (v0 unless asked for legacy), paid by the user, executing the quote on its venue with the quote's floor. */
+/** Whether a leg's instructions leave the user's wrapped-SOL account closed: the swap SDK unwraps after every SOL leg. */
+const closesWsol = (venue: Venue): boolean => venue.kind === 'pool' && (venue.pool.quoteMint.equals(SOL_MINT) || venue.pool.baseMint.equals(SOL_MINT));
+
+/**
+ * The legs of a route, in one transaction. A later leg spends a fixed amount (the programs' exact-input buys take
+ * the amount in their data), so every leg but the last has the amount the next one spends as its own on-chain floor:
+ * the transaction then never spends SOL the user did not get from the route. Only the last leg carries the quote's
+ * threshold, so the slippage applies once, to what the user receives. An earlier leg that would yield less than the
+ * quote planned fails the whole transaction; one that yields more leaves the difference with the user, in SOL.
+ */
+async function routeInstructions(chain: ChainReader, request: SwapRequest): Promise<TransactionInstruction[]> {
+  const { legs } = request;
+  if (legs.length > 1 && !legs.slice(0, -1).every((leg) => leg.outputMint.equals(SOL_MINT))) {
+    throw new JupiterError(400, 'NOT_SUPPORTED', 'Only routes through SOL are supported on the localnet');
+  }
+  const instructions: TransactionInstruction[] = [];
+  let wsolClosed = false;
+  for (const [i, leg] of legs.entries()) {
+    const venue = marketOf(chain, leg);
+    const last = i === legs.length - 1;
+    const trade: LegTrade = { user: request.userPublicKey, inputMint: leg.inputMint, inAmount: leg.inAmount, minOut: last ? request.otherAmountThreshold : leg.outAmount, wsolClosed };
+    instructions.push(...(venue.kind === 'curve' ? await curveInstructions(chain, venue, trade) : await poolInstructions(chain, venue, trade)));
+    wsolClosed ||= closesWsol(venue);
+  }
+  return instructions;
+}
+
+function marketOf(chain: ChainReader, leg: SwapLeg): Venue {
+  const venue = venueAt(chain, leg.ammKey, leg.inputMint, leg.outputMint);
+  if (!venue) throw new JupiterError(400, 'MARKET_NOT_FOUND', `Market ${leg.ammKey.toBase58()} for this pair does not exist or no longer trades; quote again`);
+  return venue;
+}
+
+/** The most bytes a transaction may take on the wire. */
+const PACKET_DATA_SIZE = 1232;
+
+/**
+ * An unsigned transaction (v0 unless asked for legacy), paid by the user, executing the quote's route with the quote's
+ * floor. A v0 transaction looks up what it can in `lookupTables`.
+ */
 export async function buildSwap(
   chain: ChainReader,
   latest: { blockhash: string; lastValidBlockHeight: number },
   request: SwapRequest,
+  lookupTables: AddressLookupTableAccount[] = [],
 ): Promise<SwapResponse> {
-  const venue = venueAt(chain, request.ammKey, request.inputMint, request.outputMint);
-  if (!venue) throw new JupiterError(400, 'MARKET_NOT_FOUND', `Market ${request.ammKey.toBase58()} for this pair does not exist or no longer trades; quote again`);
-  const instructions = venue.kind === 'curve' ? await curveInstructions(chain, venue, request) : await poolInstructions(chain, venue, request);
+  const instructions = await routeInstructions(chain, request);
   const draft = new TransactionMessage({ payerKey: request.userPublicKey, recentBlockhash: latest.blockhash, instructions });
-  const message = request.asLegacyTransaction ? draft.compileToLegacyMessage() : draft.compileToV0Message();
-  const transaction = new VersionedTransaction(message);
+  let wire: Uint8Array;
+  try {
+    const message = request.asLegacyTransaction ? draft.compileToLegacyMessage() : draft.compileToV0Message(lookupTables);
+    wire = new VersionedTransaction(message).serialize();
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    wire = new Uint8Array(PACKET_DATA_SIZE + 1);
+  }
+  if (wire.length > PACKET_DATA_SIZE) {
+    throw new JupiterError(400, 'NOT_SUPPORTED', `This route does not fit one ${request.asLegacyTransaction ? 'legacy' : 'versioned'} transaction${request.asLegacyTransaction ? '; ask without asLegacyTransaction' : ''}`);
+  }
   return {
-    swapTransaction: Buffer.from(transaction.serialize()).toString('base64'),
+    swapTransaction: Buffer.from(wire).toString('base64'),
     lastValidBlockHeight: latest.lastValidBlockHeight,
     prioritizationFeeLamports: 0,
     computeUnitLimit: computeUnitLimit(instructions.length),

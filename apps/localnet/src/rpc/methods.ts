@@ -376,7 +376,7 @@ export const METHODS: Record<string, Method> = {
       logs: result.logs,
       accounts: result.accounts?.map((a) => (a ? encodeAccount(chain, a, options.accounts) : null)) ?? null,
       unitsConsumed: result.unitsConsumed,
-      returnData: null,
+      returnData: result.returnData,
       // Simulation always reports inner instructions parsed or partially decoded, whatever the encoding.
       innerInstructions: options.innerInstructions === true ? parsedInnerInstructions(keysOf(wire), result.innerInstructions) : null,
       replacementBlockhash: result.replacementBlockhash,

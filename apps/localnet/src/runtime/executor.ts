@@ -9,7 +9,7 @@ import {
 } from '@solana/web3.js';
 import { fromLiteSvmError, TransactionErrorJson, TransactionFailure } from './errors';
 import { AccountState, EmulatedProgram, InstructionAccount, InstructionContext, ProgramError } from './program';
-import { InnerInstructionsJson, Trace } from './trace';
+import { InnerInstructionsJson, MAX_RETURN_DATA, ReturnData, Trace } from './trace';
 
 /** A transaction message with its account keys resolved (lookup tables included). */
 export interface LoadedMessage {
@@ -24,6 +24,7 @@ export interface ExecutionOutcome {
   logs: string[];
   innerInstructions: InnerInstructionsJson[];
   computeUnits: number;
+  returnData: ReturnData | null;
 }
 
 const MAX_INVOKE_DEPTH = 4;
@@ -96,15 +97,17 @@ export class Executor {
       try {
         computeUnits += this.dispatch(instruction, index, 1, trace);
       } catch (error) {
-        return { err: this.toTransactionError(error, index, message.keys), logs, innerInstructions: trace.innerInstructions(), computeUnits };
+        return { err: this.toTransactionError(error, index, message.keys), logs, innerInstructions: trace.innerInstructions(), computeUnits, returnData: trace.returnData };
       }
     }
-    return { err: null, logs, innerInstructions: trace.innerInstructions(), computeUnits };
+    return { err: null, logs, innerInstructions: trace.innerInstructions(), computeUnits, returnData: trace.returnData };
   }
 
   private dispatch(instruction: TransactionInstruction, index: number, depth: number, trace: Trace): number {
     if (depth > 1) trace.invoked(index, instruction.programId, instruction.keys.map((k) => k.pubkey), instruction.data, depth);
     const program = this.programs.get(instruction.programId.toBase58());
+    // Every invocation starts without return data, as the runtime clears it on entry.
+    trace.returnData = null;
     if (!program) return this.runNative(instruction, index, depth, trace);
     const id = instruction.programId.toBase58();
     const logs = trace.logs;
@@ -135,6 +138,9 @@ export class Executor {
     const result = this.svm.sendLegacyTransaction(wire) as { err?: () => unknown; meta?: () => unknown };
     const meta = (result.meta ? result.meta() : result) as TransactionMetadata;
     const shift = depth - 1;
+    const returned = meta.returnData();
+    const returnedData = returned.data();
+    trace.returnData = returnedData.length > 0 ? { programId: new PublicKey(returned.programId()), data: Buffer.from(returnedData) } : null;
     for (const line of meta.logs()) {
       trace.logs.push(shift === 0 ? line : line.replace(/ invoke \[(\d+)\]$/, (_, d: string) => ` invoke [${Number(d) + shift}]`));
     }
@@ -353,6 +359,12 @@ class EmulatedContext implements InstructionContext {
 
   emitData(bytes: Buffer): void {
     this.trace.event(this.index, this.programId, this.depth, bytes);
+  }
+
+  setReturnData(bytes: Buffer): void {
+    if (bytes.length > MAX_RETURN_DATA) throw new InstructionFailure('ProgramFailedToComplete');
+    this.trace.returnData = bytes.length > 0 ? { programId: this.programId, data: Buffer.from(bytes) } : null;
+    this.trace.logs.push(`Program return: ${this.programId.toBase58()} ${bytes.toString('base64')}`);
   }
 
   private owned(pubkey: PublicKey): AccountState {

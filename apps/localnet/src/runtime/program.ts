@@ -68,6 +68,8 @@ export interface InstructionContext {
   log(message: string): void;
   /** Appends `Program data: <base64>` (an anchor event: 8-byte discriminator + borsh body). */
   emitData(bytes: Buffer): void;
+  /** `sol_set_return_data`: what an anchor instruction with a `returns` type hands back (simulateTransaction's `returnData`). */
+  setReturnData(bytes: Buffer): void;
 }
 
 export interface GenesisContext {

@@ -17,12 +17,22 @@ export interface InnerInstructionsJson {
 /** Anchor's tag for an event emitted as a self-CPI (`emit_cpi!`): the bytes of u64 0x1d9acb512ea545e4, little-endian. */
 const EVENT_IX_TAG = Buffer.from('e445a52e51cb9a1d', 'hex');
 
+/** `sol_set_return_data`'s limit. */
+export const MAX_RETURN_DATA = 1024;
+
+export interface ReturnData {
+  programId: PublicKey;
+  data: Buffer;
+}
+
 /**
- * What a transaction leaves behind besides state: its log lines and its inner instructions (every
- * cross-program invocation, named by indexes into the transaction's account keys, as the RPC reports them).
+ * What a transaction leaves behind besides state: its log lines, its inner instructions (every cross-program
+ * invocation, named by indexes into the transaction's account keys, as the RPC reports them) and its return data.
  */
 export class Trace {
   readonly logs: string[] = [];
+  /** The transaction's return data: whatever the last program to run left, as the runtime keeps it. */
+  returnData: ReturnData | null = null;
   private readonly inner = new Map<number, InnerInstructionJson[]>();
   constructor(private readonly keys: readonly PublicKey[]) {}
 

@@ -45,6 +45,12 @@ export const BUYBACK_FEE_RECIPIENTS = [
   'A7hAgCzFw14fejgCp387JUJRMNyz4j89JKnhtKU8piqW',
 ].map(key);
 
+/**
+ * The signer `OnlinePumpSdk.getMinimumDistributableFee` simulates with unless told otherwise: a funded mainnet
+ * account nobody here holds the key of, funded here too so that the SDK's default works.
+ */
+export const SDK_SIMULATION_SIGNER = key('UqN2p5bAzBqYdHXcgB6WLtuVrdvmy9JSAtgqZb3CMKw');
+
 export const GENESIS_GLOBAL: Global = {
   initialized: true,
   authority: PUMP_AUTHORITY,
@@ -133,4 +139,5 @@ export function writePumpGenesis(init: GenesisContext): void {
   for (const recipient of [...FEE_RECIPIENTS, ...RESERVED_FEE_RECIPIENTS, ...BUYBACK_FEE_RECIPIENTS, WITHDRAW_AUTHORITY]) {
     init.setAccount(recipient, owned(SystemProgram.programId, Buffer.alloc(0)));
   }
+  init.setAccount(SDK_SIMULATION_SIGNER, { lamports: 1_000_000_000n, data: Buffer.alloc(0), owner: SystemProgram.programId, executable: false });
 }

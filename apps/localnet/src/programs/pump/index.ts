@@ -3,7 +3,7 @@ import { anchorError } from '../../runtime/program';
 import { PUMP_PROGRAM_ID } from './addresses';
 import { IDL } from './codec';
 import { writePumpGenesis } from './genesis';
-import { collectCreatorFee, distributeCreatorFees, distributeCreatorFeesV2, migrateBondingCurveCreator } from './instructions/creatorFees';
+import { collectCreatorFee, distributeCreatorFees, distributeCreatorFeesV2, getMinimumDistributableFee, migrateBondingCurveCreator } from './instructions/creatorFees';
 import { createV2 } from './instructions/createV2';
 import { closeUserVolumeAccumulator, extendAccount, initUserVolumeAccumulator, syncUserVolumeAccumulator } from './instructions/housekeeping';
 import { migrate } from './instructions/migrate';
@@ -19,6 +19,7 @@ const EMULATED = [
   'collect_creator_fee',
   'distribute_creator_fees',
   'distribute_creator_fees_v2',
+  'get_minimum_distributable_fee',
   'migrate_bonding_curve_creator',
   'migrate',
   'extend_account',
@@ -53,6 +54,8 @@ function execute(ctx: InstructionContext): void {
       return distributeCreatorFees(ctx);
     case 'distribute_creator_fees_v2':
       return distributeCreatorFeesV2(ctx);
+    case 'get_minimum_distributable_fee':
+      return getMinimumDistributableFee(ctx);
     case 'migrate_bonding_curve_creator':
       return migrateBondingCurveCreator(ctx);
     case 'migrate':

@@ -22,6 +22,7 @@ import {
   isPumpPool,
 } from './state';
 import { associatedTokenAddress, findPda } from '../../runtime/pda';
+import { RESERVED_FEE_RECIPIENTS } from '../pump/genesis';
 
 const keys = (...addresses: string[]) => addresses.map((a) => new PublicKey(a));
 
@@ -50,9 +51,10 @@ export const GENESIS_GLOBAL_CONFIG: GlobalConfig = {
   coinCreatorFeeBasisPoints: 5n,
   adminSetCoinCreatorAuthority: MAINNET_ADMIN,
   whitelistPda: PublicKey.default,
-  reservedFeeRecipient: PublicKey.default,
-  mayhemModeEnabled: false,
-  reservedFeeRecipients: Array.from({ length: 7 }, () => PublicKey.default),
+  // A graduated mayhem coin pays its protocol fee to these; pump's mayhem recipients, so both venues agree.
+  reservedFeeRecipient: RESERVED_FEE_RECIPIENTS[0],
+  mayhemModeEnabled: true,
+  reservedFeeRecipients: RESERVED_FEE_RECIPIENTS.slice(1),
   isCashbackEnabled: false,
   buybackFeeRecipients: BUYBACK_FEE_RECIPIENTS,
   buybackBasisPoints: 0n,

@@ -4,7 +4,7 @@ import type { InstructionAccount, InstructionContext } from '../../../runtime/pr
 import { anchorError } from '../../../runtime/program';
 import { BoundAccounts, bindAccounts, expectAddress, lamportsOf, programAccount } from '../accounts';
 import { ata, bondingCurvePda, creatorVaultPda, EVENT_AUTHORITY, PUMP_FEES_PROGRAM_ID, PUMP_PROGRAM_ID, sharingConfigPda } from '../addresses';
-import { decodeInstructionArgs } from '../codec';
+import { decodeInstructionArgs, encodeType } from '../codec';
 import { pumpError } from '../errors';
 import { emitEvent } from '../events';
 import { BPS } from '../math';
@@ -69,13 +69,42 @@ export function distributeCreatorFeesV2(ctx: InstructionContext): void {
   payShareholders(ctx, accounts, curve, sharingConfig);
 }
 
+/**
+ * `get_minimum_distributable_fee`, a view: what the creator vault must hold above its rent for
+ * `distribute_creator_fees` to pay every shareholder, what it holds, and whether that suffices. A share only fails
+ * when it would leave its recipient below rent exemption, so the minimum is the least vault balance whose every
+ * share lifts every underfunded recipient to its rent, and at least one lamport (nothing to pay is no distribution).
+ * The answer is the instruction's return data (anchor's `returns`), and also logged as the event of the same name.
+ */
+export function getMinimumDistributableFee(ctx: InstructionContext): void {
+  const accounts = bindAccounts(ctx, 'get_minimum_distributable_fee');
+  const { sharingConfig } = loadSharing(ctx, accounts);
+  if (!sameShareholders(sharingConfig, accounts.remaining)) throw pumpError('ShareholdersAndRemainingAccountsMismatch');
+  let minimumRequired = 1n;
+  for (const holder of sharingConfig.shareholders) {
+    const recipient = ctx.account(holder.address);
+    const deficit = ctx.rentExempt(recipient?.data.length ?? 0) - (recipient?.lamports ?? 0n);
+    if (deficit <= 0n || holder.shareBps === 0) continue;
+    const needed = (deficit * BPS + BigInt(holder.shareBps) - 1n) / BigInt(holder.shareBps);
+    if (needed > minimumRequired) minimumRequired = needed;
+  }
+  const distributableFees = vaultBalance(ctx, accounts.key('creator_vault'));
+  const answer = { minimumRequired, distributableFees, canDistribute: distributableFees >= minimumRequired };
+  ctx.setReturnData(encodeType('MinimumDistributableFeeEvent', answer));
+  emitEvent(ctx, 'MinimumDistributableFeeEvent', answer);
+}
+
 function loadDistribution(ctx: InstructionContext, accounts: BoundAccounts): { curve: BondingCurve; sharingConfig: SharingConfig } {
+  expectAddress(accounts.key('event_authority'), EVENT_AUTHORITY, 'event_authority');
+  return loadSharing(ctx, accounts);
+}
+
+function loadSharing(ctx: InstructionContext, accounts: BoundAccounts): { curve: BondingCurve; sharingConfig: SharingConfig } {
   const mint = accounts.key('mint');
   const bondingCurve = accounts.key('bonding_curve');
   const sharingConfigAddress = accounts.key('sharing_config');
   expectAddress(bondingCurve, bondingCurvePda(mint), 'bonding_curve');
   expectAddress(sharingConfigAddress, sharingConfigPda(mint), 'sharing_config');
-  expectAddress(accounts.key('event_authority'), EVENT_AUTHORITY, 'event_authority');
   const curve = decodeBondingCurve(programAccount(ctx, bondingCurve, PUMP_PROGRAM_ID, 'BondingCurve').data);
   const sharingConfig = decodeSharingConfig(programAccount(ctx, sharingConfigAddress, PUMP_FEES_PROGRAM_ID, 'SharingConfig').data);
   if (!sharingConfig.mint.equals(mint)) throw anchorError('ConstraintHasOne', 'sharing_config.mint must be mint');
