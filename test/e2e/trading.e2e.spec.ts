@@ -232,13 +232,139 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
     expect(await connection().getSignaturesForAddress(new PublicKey(poor.wallet), {}, 'confirmed')).toHaveLength(1);
   });
 
+  it('refuses deploy images that are oversized, of the wrong type, or pointed at private addresses', async () => {
+    const dev = await citizen('img', 1);
+    const pngHeader = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+    const oversized = `data:image/png;base64,${Buffer.concat([pngHeader, Buffer.alloc(4 * 1024 * 1024)]).toString('base64')}`;
+    const images = [
+      oversized,
+      'data:image/png;base64,R0lGODlhAQABAAAAACw=',
+      `data:image/png;base64,${Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>').toString('base64')}`,
+      'data:image/png;base64,@@@',
+      'http://example.com/a.png',
+      'https://127.0.0.1/a.png',
+      'https://localhost/a.png',
+      'https://10.1.2.3/a.png',
+      'https://169.254.169.254/latest/meta-data',
+      'ftp://example.com/a.png',
+    ];
+    for (const image of images) {
+      const res = await post(dev, '/api/v1/tokens/deploy', { name: 'Img', symbol: 'IMG', image });
+      expect({ image: image.slice(0, 60), status: res.status, code: res.body.error?.code }).toEqual({ image: image.slice(0, 60), status: 400, code: 'invalid_request' });
+      expect(res.body.error.message).toMatch(/image/);
+    }
+    expect(await connection().getSignaturesForAddress(new PublicKey(dev.wallet), {}, 'confirmed')).toHaveLength(1);
+  });
+
+  it('buys the curve out; the keeper graduates it and the next trades route to its PumpSwap pool', async () => {
+    const whale = await citizen('whale', 200);
+    const migrated = server.localnet!.keeper!.whenMigrated(new PublicKey(mint));
+    const out = await post(whale, '/api/v1/tokens/buy', { mint, amount_sol: 120, slippage_bps: 5000 });
+    expect(out.status).toBe(200);
+    expect(out.body).toMatchObject({ venue: 'pump', executed: true });
+    expect((await pump.fetchBondingCurve(new PublicKey(mint))).complete).toBe(true);
+    await migrated;
+
+    const quote = await call(base, 'GET', `/api/v1/quote?mint=${mint}&side=buy&amount=0.5`);
+    expect(quote.body).toMatchObject({ venue: 'pump-amm', route: expect.stringContaining('PumpSwap') });
+    const trader = await citizen('pooler', 3);
+    const bought = await post(trader, '/api/v1/tokens/buy', { mint, amount_sol: 0.5 });
+    expect(bought.status).toBe(200);
+    expect(bought.body).toMatchObject({ venue: 'pump-amm', executed: true, quoted_tokens: quote.body.expected_out });
+    const received = await tokens(trader.wallet, mint);
+    expect(Math.abs(Number(received) / 1e6 - quote.body.expected_out)).toBeLessThan(1);
+
+    const sellQuote = await call(base, 'GET', `/api/v1/quote?mint=${mint}&side=sell&amount=${Number(received) / 1e6}`);
+    expect(sellQuote.body).toMatchObject({ venue: 'pump-amm', side: 'sell' });
+    const before = await lamports(trader.wallet);
+    const sold = await post(trader, '/api/v1/tokens/sell', { mint, percent: 100 });
+    expect(sold.status).toBe(200);
+    expect(sold.body).toMatchObject({ venue: 'pump-amm', closed_token_account: true, quoted_sol: sellQuote.body.expected_out });
+    const tx = await connection().getTransaction(sold.body.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    // The SOL that came back: the quote, plus the closed token account's rent, less the network fee.
+    const gained = (await lamports(trader.wallet)) - before + BigInt(tx!.meta!.fee);
+    expect(gained).toBeGreaterThanOrEqual(BigInt(Math.round(sellQuote.body.expected_out * 1e9)));
+    expect(await tokens(trader.wallet, mint)).toBe(0n);
+  });
+
+  it('swaps coin to coin through the aggregator, two hops through SOL', async () => {
+    const dev = await citizen('swapdev', 3);
+    const other = await post(dev, '/api/v1/tokens/deploy', { name: 'Other', symbol: 'OTH', image: PNG, fee_share: false });
+    expect(other.status).toBe(201);
+    const holding = await tokens(creator.wallet, mint);
+    expect(holding).toBeGreaterThan(0n);
+    const amount = Number(holding / 4n) / 1e6;
+    const res = await post(creator, '/api/v1/swap', { input_mint: mint, output_mint: other.body.mint, amount, slippage_bps: 300 });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ venue: 'jupiter', executed: true, input_mint: mint, output_mint: other.body.mint, in_amount: amount });
+    expect(await tokens(creator.wallet, mint)).toBe(holding - holding / 4n);
+    const got = await tokens(creator.wallet, other.body.mint);
+    expect(Math.abs(Number(got) / 1e6 - res.body.quoted_out)).toBeLessThan(1);
+    expect(Number(got) / 1e6).toBeGreaterThanOrEqual(res.body.min_out);
+    const solIn = await post(creator, '/api/v1/swap', { input_mint: NATIVE_MINT.toBase58(), output_mint: other.body.mint, amount: 0.05 });
+    expect(solIn.body).toMatchObject({ executed: true, in_amount: 0.05 });
+    // Every trade is on the public activity log with its signature.
+    const activity = JSON.stringify((await call(base, 'GET', '/api/v1/activity')).body);
+    for (const signature of [res.body.signature, solIn.body.signature]) expect(activity).toContain(signature);
+  });
+
+  it('deploys with each option: mayhem, holder_reward (no sharing), fee_share false, metadata_uri, and a retry under one Idempotency-Key', async () => {
+    const dev = await citizen('opts', 3);
+    const mayhem = await post(dev, '/api/v1/tokens/deploy', { name: 'Mayhem', symbol: 'MAY', image: PNG, mayhem: true, fee_share: false });
+    expect(mayhem.status).toBe(201);
+    expect(mayhem.body.fee_share).toEqual({ status: 'off', shares: [], signature: null });
+    expect((await pump.fetchBondingCurve(new PublicKey(mayhem.body.mint))).isMayhemMode).toBe(true);
+    expect(await connection().getAccountInfo(feeSharingConfigPda(new PublicKey(mayhem.body.mint)), 'confirmed')).toBeNull();
+
+    const holders = await post(dev, '/api/v1/tokens/deploy', { name: 'Holders', symbol: 'HLD', image: PNG, holder_reward: true, metadata_uri: 'https://example.com/holders.json' });
+    expect(holders.status).toBe(201);
+    expect(holders.body).toMatchObject({ metadata_uri: 'https://example.com/holders.json', fee_share: { status: 'off' } });
+    const curve = await pump.fetchBondingCurve(new PublicKey(holders.body.mint));
+    expect(curve.isHolderReward).toBe(true);
+    expect(curve.creator.toBase58()).toBe(holders.body.creator);
+    expect(holders.body.creator).not.toBe(dev.wallet);
+
+    const body = { name: 'Retried', symbol: 'RTY', image: PNG, dev_buy_sol: 0.1 };
+    const first = await post(dev, '/api/v1/tokens/deploy', body, { 'idempotency-key': 'deploy-once' });
+    const again = await post(dev, '/api/v1/tokens/deploy', body, { 'idempotency-key': 'deploy-once' });
+    expect(first.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    const deploys = (await ledger()).filter((e) => e.type === 'ActionRecorded' && e.data.action === 'deploy' && (e.data.details as { mint: string }).mint === first.body.mint);
+    expect(deploys).toHaveLength(1);
+  });
+
+  it('hands a deploy out signed by the mint only: the citizen signs the create, then the sharing', async () => {
+    const own = Keypair.generate();
+    const self = await citizen('selfdev', 0, { custody: 'self', public_key: own.publicKey.toBase58() }, own);
+    await fund(self.wallet, 2);
+    const res = await post(self, '/api/v1/tokens/deploy', { name: 'Self made', symbol: 'SELF', image: PNG, dev_buy_sol: 0.05 });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ executed: false, transaction: expect.any(String), fee_share: { status: 'pending', transaction: expect.any(String) } });
+    const create = VersionedTransaction.deserialize(Buffer.from(res.body.transaction, 'base64'));
+    const signers = create.message.staticAccountKeys.slice(0, create.message.header.numRequiredSignatures).map((k) => k.toBase58());
+    expect(signers).toEqual([self.wallet, res.body.mint]);
+    // The mint has signed already; the citizen's slot is empty.
+    expect(create.signatures[0]!.every((b) => b === 0)).toBe(true);
+    expect(create.signatures[1]!.some((b) => b !== 0)).toBe(true);
+    create.sign([own]);
+    const created = await post(self, '/api/v1/tx/submit', { transaction: Buffer.from(create.serialize()).toString('base64') });
+    expect(created.body).toMatchObject({ executed: true, action: 'deploy' });
+    const share = VersionedTransaction.deserialize(Buffer.from(res.body.fee_share.transaction, 'base64'));
+    share.sign([own]);
+    const shared = await post(self, '/api/v1/tx/submit', { transaction: Buffer.from(share.serialize()).toString('base64') });
+    expect(shared.body).toMatchObject({ executed: true, action: 'fee_share' });
+    expect(await tokens(self.wallet, res.body.mint)).toBeGreaterThan(0n);
+    expect(await connection().getAccountInfo(feeSharingConfigPda(new PublicKey(res.body.mint)), 'confirmed')).not.toBeNull();
+  });
+
   it('hands a self-custody buy out unsigned; signed and submitted, it is recorded as the buy', async () => {
     const own = Keypair.generate();
     const self = await citizen('self', 0, { custody: 'self', public_key: own.publicKey.toBase58() }, own);
     await fund(self.wallet, 2);
     const res = await post(self, '/api/v1/tokens/buy', { mint, amount_sol: 0.2 });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ executed: false, venue: 'pump', transaction: expect.any(String), fee_payer: self.wallet });
+    // The coin graduated in an earlier test: the handout is a pool buy.
+    expect(res.body).toMatchObject({ executed: false, venue: 'pump-amm', transaction: expect.any(String), fee_payer: self.wallet });
     const tx = VersionedTransaction.deserialize(Buffer.from(res.body.transaction, 'base64'));
     tx.sign([own]);
     const submitted = await post(self, '/api/v1/tx/submit', { transaction: Buffer.from(tx.serialize()).toString('base64') });

@@ -94,6 +94,18 @@ export async function amountToMove(
   return { raw, held, all: raw === held };
 }
 
+/** Rent a buy puts into accounts it opens (the buyer's token account, volume accumulators), when it opens any. */
+function openingRent(market: Market): bigint {
+  switch (market.venue) {
+    case 'pump':
+      return market.userTokenAccount ? 0n : FIRST_TRADE_RENT;
+    case 'pump-amm':
+      return market.state.userBaseAccountInfo ? 0n : FIRST_TRADE_RENT;
+    default:
+      return FIRST_TRADE_RENT;
+  }
+}
+
 function marketMint(market: Market): MintInfo {
   return { programId: market.mint.tokenProgram, decimals: market.mint.decimals, supply: market.mint.supply };
 }
@@ -124,7 +136,7 @@ export async function buy(services: Services, agentId: string, input: BuyInput):
     record: { type: 'RecordAction', agentId, data: { action: 'buy', wallet: trader.wallet, details: summary } },
     summary,
     build: () => tradeInstructions(services.chain.aggregator, connection, market, quote, trader.owner, { priorityLamports: solToLamports(input.priority_fee_sol) }),
-    check: (fee) => assertCanPay(connection, trader.owner, { lamports: spend + FIRST_TRADE_RENT, fee }).then(() => undefined),
+    check: (fee) => assertCanPay(connection, trader.owner, { lamports: spend + openingRent(market), fee }).then(() => undefined),
   });
   return actionReply(outcome);
 }
