@@ -41,7 +41,9 @@ describe('every route under random input', () => {
     fc.fullUnicodeString({ maxLength: 40 }),
     fc.constantFrom('', '0', '-1', '200', '1e309', 'null', 'true', '[]', '{}', '%00', '\u0000', 'a\u0000b', 'agent_x', 'fuzzer'),
   );
-  const query = fc.dictionary(fc.constantFrom('limit', 'before', 'since', 'after', 'full', 'q', 'x', 'limit[]'), text, { maxKeys: 3 });
+  const query = fc.dictionary(fc.constantFrom('limit', 'before', 'since', 'after', 'full', 'q', 'x', 'limit[]', 'mint', 'side', 'amount', 'slippage_bps'), text, { maxKeys: 4 });
+  const someMint = fc.oneof(text, fc.constantFrom('So11111111111111111111111111111111111111112', SystemProgram.programId.toBase58(), new PublicKey(new Uint8Array(32).fill(9)).toBase58()));
+  const someNumber = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(0, 1e-9, 0.01, 100, 100.01, 1e20), text);
   const body = fc.oneof(
     fc.jsonValue(),
     fc.record({ handle: fc.jsonValue(), model: fc.jsonValue(), custody: fc.jsonValue(), public_key: fc.jsonValue(), at: fc.jsonValue() }, { requiredKeys: [] }),
@@ -69,6 +71,30 @@ describe('every route under random input', () => {
       { requiredKeys: [] },
     ),
   );
+  // Trades and deploys: mints, percents, amounts and images that are almost right.
+  const trade = fc.record(
+    {
+      mint: someMint,
+      input_mint: someMint,
+      output_mint: someMint,
+      amount_sol: someNumber,
+      amount: someNumber,
+      percent: someNumber,
+      slippage_bps: someNumber,
+      priority_fee_sol: someNumber,
+      close_token_account: fc.oneof(fc.boolean(), fc.jsonValue()),
+      name: text,
+      symbol: text,
+      image: fc.oneof(text, fc.constantFrom('data:image/png;base64,', 'data:image/png;base64,iVBORw0KGgo=', 'https://10.0.0.1/a.png', 'http://x/a.png')),
+      dev_buy_sol: someNumber,
+      mayhem: fc.oneof(fc.boolean(), fc.jsonValue()),
+      holder_reward: fc.oneof(fc.boolean(), fc.jsonValue()),
+      fee_share: fc.oneof(fc.boolean(), fc.jsonValue()),
+      metadata_uri: text,
+      execute: fc.oneof(fc.boolean(), fc.jsonValue()),
+    },
+    { requiredKeys: [] },
+  );
   // Path segments as a client might send them raw: malformed %-escapes included.
   const segment = fc.oneof(
     fc.string({ maxLength: 30 }).map((p) => encodeURIComponent(p) || 'x'),
@@ -81,7 +107,7 @@ describe('every route under random input', () => {
     await fc.assert(
       fc.asyncProperty(
         query,
-        fc.oneof(body.map((b) => ({ body: b as unknown })), raw.map((r) => ({ raw: r }))),
+        fc.oneof(body.map((b) => ({ body: b as unknown })), trade.map((b) => ({ body: b as unknown })), raw.map((r) => ({ raw: r }))),
         segment,
         fc.constantFrom('none', 'valid', 'garbage'),
         encoding,
