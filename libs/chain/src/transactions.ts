@@ -76,8 +76,12 @@ export async function feeLamports(connection: Connection, transaction: Versioned
  * Refuses (ChainError `insufficient`) a payment the wallet cannot make: it must hold the amount plus the
  * fee, and keep either nothing or at least the rent-exempt minimum, which the runtime enforces.
  */
-export async function assertCanPay(connection: Connection, wallet: WalletAddress, payment: { lamports: bigint; fee: bigint | Promise<bigint> }): Promise<{ balance: bigint }> {
-  const [balance, rentMinimum, fee] = await Promise.all([balanceLamports(connection, wallet), connection.getMinimumBalanceForRentExemption(0, 'confirmed').then(BigInt), payment.fee]);
+export async function assertCanPay(
+  connection: Connection,
+  wallet: WalletAddress,
+  payment: { lamports: bigint; fee: bigint | Promise<bigint>; /** The balance, when the caller read it in a batch just now. */ balance?: bigint },
+): Promise<{ balance: bigint }> {
+  const [balance, rentMinimum, fee] = await Promise.all([payment.balance ?? balanceLamports(connection, wallet), emptyAccountRent(connection), payment.fee]);
   const needed = payment.lamports + fee;
   const sol = (lamports: bigint) => `${lamportsToSol(lamports)} SOL`;
   const parts = `${sol(payment.lamports)} + ${sol(fee)} network fee`;
@@ -97,6 +101,19 @@ export async function assertCanPay(connection: Connection, wallet: WalletAddress
     );
   }
   return { balance };
+}
+
+const rentOfEmpty = new WeakMap<Connection, Promise<bigint>>();
+
+/** The rent-exempt minimum of an account with no data: a cluster constant, asked once per connection. */
+function emptyAccountRent(connection: Connection): Promise<bigint> {
+  let known = rentOfEmpty.get(connection);
+  if (!known) {
+    known = connection.getMinimumBalanceForRentExemption(0, 'confirmed').then(BigInt);
+    known.catch(() => rentOfEmpty.delete(connection));
+    rentOfEmpty.set(connection, known);
+  }
+  return known;
 }
 
 /** The Keypair of an unsealed 64-byte ed25519 secret (seed then public key), checked for consistency. */

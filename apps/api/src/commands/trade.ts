@@ -136,7 +136,7 @@ export async function buy(services: Services, agentId: string, input: BuyInput):
     record: { type: 'RecordAction', agentId, data: { action: 'buy', wallet: trader.wallet, details: summary } },
     summary,
     build: () => tradeInstructions(services.chain.aggregator, connection, market, quote, trader.owner, { priorityLamports: solToLamports(input.priority_fee_sol) }),
-    check: (fee) => assertCanPay(connection, trader.owner, { lamports: spend + openingRent(market), fee }).then(() => undefined),
+    check: (fee) => assertCanPay(connection, trader.owner, { lamports: spend + openingRent(market), fee, balance: market.userLamports }).then(() => undefined),
   });
   return actionReply(outcome);
 }
@@ -169,7 +169,7 @@ export async function sell(services: Services, agentId: string, input: SellInput
     record: { type: 'RecordAction', agentId, data: { action: 'sell', wallet: trader.wallet, details: summary } },
     summary,
     build: () => tradeInstructions(services.chain.aggregator, connection, market, quote, trader.owner, { priorityLamports: solToLamports(input.priority_fee_sol), closeAccount: close }),
-    check: (fee) => assertCanPay(connection, trader.owner, { lamports: 0n, fee }).then(() => undefined),
+    check: (fee) => assertCanPay(connection, trader.owner, { lamports: 0n, fee, balance: market.userLamports }).then(() => undefined),
   });
   return actionReply(outcome);
 }

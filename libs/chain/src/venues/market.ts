@@ -29,6 +29,8 @@ export interface CurveMarket {
   feeConfig: FeeConfig | null;
   /** The user's associated token account of the mint, when one was asked about (null: it does not exist). */
   userTokenAccount: AccountInfo<Buffer> | null;
+  /** The user's SOL, read in the same batch. */
+  userLamports: bigint;
 }
 
 /** A graduated coin, traded in its canonical PumpSwap pool. */
@@ -40,6 +42,7 @@ export interface PoolMarket {
   state: SwapSolanaState;
   /** The completed curve it graduated from, when there was one. */
   curve: BondingCurve | null;
+  userLamports: bigint;
 }
 
 /** Any other mint: routed through the aggregator. */
@@ -47,6 +50,7 @@ export interface AggregatorMarket {
   venue: 'jupiter';
   mint: MintState;
   curve: BondingCurve | null;
+  userLamports: bigint;
 }
 
 export type Market = CurveMarket | PoolMarket | AggregatorMarket;
@@ -75,10 +79,11 @@ export async function readMarket(connection: Connection, mint: PublicKey, user: 
   const curveAddress = bondingCurvePda(mint);
   const poolAddress = canonicalPumpPoolPda(mint);
   const userAccounts = [getAssociatedTokenAddressSync(mint, user, true, TOKEN_2022_PROGRAM_ID), getAssociatedTokenAddressSync(mint, user, true, TOKEN_PROGRAM_ID)];
-  const [mintInfo, curveInfo, globalInfo, feeConfigInfo, poolInfo, user2022, userLegacy] = await connection.getMultipleAccountsInfo(
-    [mint, curveAddress, GLOBAL_PDA, PUMP_FEE_CONFIG_PDA, poolAddress, ...userAccounts],
+  const [mintInfo, curveInfo, globalInfo, feeConfigInfo, poolInfo, user2022, userLegacy, userInfo] = await connection.getMultipleAccountsInfo(
+    [mint, curveAddress, GLOBAL_PDA, PUMP_FEE_CONFIG_PDA, poolAddress, ...userAccounts, user],
     'confirmed',
   );
+  const userLamports = BigInt(userInfo?.lamports ?? 0);
   const state = decodeMint(mint, mintInfo);
   if (!state) throw unknownMint(mint);
   const curve = curveInfo ? PUMP_SDK.decodeBondingCurveNullable(curveInfo) : null;
@@ -89,14 +94,31 @@ export async function readMarket(connection: Connection, mint: PublicKey, user: 
       bondingCurve: curveAddress,
       curveInfo,
       curve,
-      global: PUMP_SDK.decodeGlobal(globalInfo),
-      feeConfig: feeConfigInfo ? PUMP_SDK.decodeFeeConfig(feeConfigInfo) : null,
+      global: decodeGlobal(globalInfo),
+      feeConfig: feeConfigInfo ? decodeFeeConfig(feeConfigInfo) : null,
       userTokenAccount: state.tokenProgram.equals(TOKEN_2022_PROGRAM_ID) ? user2022 : userLegacy,
+      userLamports,
     };
   }
-  if (poolInfo) return { venue: 'pump-amm', mint: state, pool: poolAddress, state: await poolState(connection, poolAddress, poolInfo, state, user), curve };
-  return { venue: 'jupiter', mint: state, curve };
+  if (poolInfo) return { venue: 'pump-amm', mint: state, pool: poolAddress, state: await poolState(connection, poolAddress, poolInfo, state, user), curve, userLamports };
+  return { venue: 'jupiter', mint: state, curve, userLamports };
 }
+
+/**
+ * A decoder that keeps its last answer: pump's Global and fee config change rarely, and decoding the fee
+ * config's tiers through anchor costs about a millisecond a trade.
+ */
+function lastDecoded<T>(decode: (info: AccountInfo<Buffer>) => T): (info: AccountInfo<Buffer>) => T {
+  let last: { data: Buffer; value: T } | undefined;
+  return (info) => {
+    if (last && last.data.equals(info.data)) return last.value;
+    const value = decode(info);
+    last = { data: Buffer.from(info.data), value };
+    return value;
+  };
+}
+const decodeGlobal = lastDecoded((info) => PUMP_SDK.decodeGlobal(info));
+const decodeFeeConfig = lastDecoded((info) => PUMP_SDK.decodeFeeConfig(info));
 
 /** The PumpSwap SDK's SwapSolanaState, as OnlinePumpAmmSdk.swapSolanaState builds it, from one more batched read. */
 async function poolState(connection: Connection, poolKey: PublicKey, poolAccountInfo: AccountInfo<Buffer>, base: MintState, user: PublicKey): Promise<SwapSolanaState> {
