@@ -3,7 +3,9 @@ import bs58 from 'bs58';
 import BN from 'bn.js';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, VersionedTransaction, type Connection } from '@solana/web3.js';
 import { NATIVE_MINT, TOKEN_2022_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync, getMint } from '@solana/spl-token';
-import { OnlinePumpSdk, PUMP_SDK, feeSharingConfigPda, getBuyTokenAmountFromSolAmount, getSellSolAmountFromTokenAmount } from '@pump-fun/pump-sdk';
+import { OnlinePumpSdk, PUMP_SDK, canonicalPumpPoolPda, feeSharingConfigPda, getBuyTokenAmountFromSolAmount, getSellSolAmountFromTokenAmount } from '@pump-fun/pump-sdk';
+import { OnlinePumpAmmSdk, buyQuoteInput, sellBaseInput } from '@pump-fun/pump-swap-sdk';
+import { swapPricing } from '../support/pumpAmm';
 import type { LedgerEntry } from '@svc/ledger';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
@@ -267,6 +269,10 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
 
     const quote = await call(base, 'GET', `/api/v1/quote?mint=${mint}&side=buy&amount=0.5`);
     expect(quote.body).toMatchObject({ venue: 'pump-amm', route: expect.stringContaining('PumpSwap') });
+    const amm = new OnlinePumpAmmSdk(connection());
+    const pool = canonicalPumpPoolPda(new PublicKey(mint));
+    const poolState = await amm.swapSolanaState(pool, Keypair.generate().publicKey);
+    expect(quote.body.expected_out).toBe(Number(buyQuoteInput({ ...swapPricing(poolState), quote: new BN(LAMPORTS_PER_SOL / 2) }).base.toString()) / 1e6);
     const trader = await citizen('pooler', 3);
     const bought = await post(trader, '/api/v1/tokens/buy', { mint, amount_sol: 0.5 });
     expect(bought.status).toBe(200);
@@ -276,6 +282,8 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
 
     const sellQuote = await call(base, 'GET', `/api/v1/quote?mint=${mint}&side=sell&amount=${Number(received) / 1e6}`);
     expect(sellQuote.body).toMatchObject({ venue: 'pump-amm', side: 'sell' });
+    const afterBuy = await amm.swapSolanaState(pool, Keypair.generate().publicKey);
+    expect(sellQuote.body.expected_out).toBe(Number(sellBaseInput({ ...swapPricing(afterBuy), base: new BN(received.toString()) }).uiQuote.toString()) / 1e9);
     const before = await lamports(trader.wallet);
     const sold = await post(trader, '/api/v1/tokens/sell', { mint, percent: 100 });
     expect(sold.status).toBe(200);
