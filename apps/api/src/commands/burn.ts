@@ -1,8 +1,7 @@
 import { createBurnCheckedInstruction, createCloseAccountInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { assertCanPay, mintInfo, parsePublicKey, rawToUi } from '@svc/chain';
 import type { Services } from '../services';
-import { amountToMove, beforeSending, traderOf } from './trade';
-import { actionReply } from './transfer';
+import { amountToMove, beforeSending, runTrade, traderOf } from './trade';
 
 export interface BurnInput {
   mint: string;
@@ -27,20 +26,11 @@ export async function burn(services: Services, agentId: string, input: BurnInput
     closed_token_account: all,
   };
   const account = getAssociatedTokenAddressSync(mint, trader.owner, true, info.programId);
-  const outcome = await services.pipeline.run({
-    action: 'burn',
-    agentId,
-    wallet: trader.wallet,
-    sign: input.execute && trader.custody === 'service',
-    idempotencyKey: input.idempotencyKey,
-    request: { ...input, idempotencyKey: undefined },
-    record: { type: 'RecordAction', agentId, data: { action: 'burn', wallet: trader.wallet, details: summary } },
-    summary,
+  return runTrade(services, trader, 'burn', input, summary, {
     async build() {
       const burnIx = createBurnCheckedInstruction(account, mint, trader.owner, raw, info.decimals, [], info.programId);
       return { instructions: all ? [burnIx, createCloseAccountInstruction(account, trader.owner, trader.owner, [], info.programId)] : [burnIx] };
     },
     check: (fee) => assertCanPay(connection, trader.owner, { lamports: 0n, fee }).then(() => undefined),
   });
-  return actionReply(outcome);
 }

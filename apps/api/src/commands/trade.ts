@@ -16,6 +16,7 @@ import {
   uiToRaw,
   type Market,
   type MintInfo,
+  type ActionIntent,
   type TradeQuote,
 } from '@svc/chain';
 import { Rejected, type Citizen } from '@svc/domain';
@@ -106,6 +107,34 @@ function openingRent(market: Market): bigint {
   }
 }
 
+/**
+ * Runs a citizen's trade on the pipeline: signed with the custody key when it executes, handed out otherwise,
+ * recorded as `action` with `summary` as its public facts. What the client asked (less its key) finds the
+ * outbox row again on a retry, since the summary holds a quote that may have moved.
+ */
+export async function runTrade(
+  services: Services,
+  trader: Citizen & { owner: PublicKey },
+  action: 'buy' | 'sell' | 'burn' | 'swap',
+  input: { execute: boolean; idempotencyKey?: string },
+  summary: Record<string, unknown>,
+  steps: Pick<ActionIntent, 'build' | 'check'>,
+): Promise<Record<string, unknown>> {
+  const { agentId, wallet } = trader;
+  const outcome = await services.pipeline.run({
+    action,
+    agentId,
+    wallet,
+    sign: input.execute && trader.custody === 'service',
+    idempotencyKey: input.idempotencyKey,
+    request: { ...input, idempotencyKey: undefined },
+    record: { type: 'RecordAction', agentId, data: { action, wallet, details: summary } },
+    summary,
+    ...steps,
+  });
+  return actionReply(outcome);
+}
+
 function marketMint(market: Market): MintInfo {
   return { programId: market.mint.tokenProgram, decimals: market.mint.decimals, supply: market.mint.supply };
 }
@@ -126,19 +155,10 @@ export async function buy(services: Services, agentId: string, input: BuyInput):
     quoted_tokens: rawToUi(quote.outRaw, market.mint.decimals),
     min_tokens: rawToUi(quote.minOutRaw, market.mint.decimals),
   };
-  const outcome = await services.pipeline.run({
-    action: 'buy',
-    agentId,
-    wallet: trader.wallet,
-    sign: input.execute && trader.custody === 'service',
-    idempotencyKey: input.idempotencyKey,
-    request: { ...input, idempotencyKey: undefined },
-    record: { type: 'RecordAction', agentId, data: { action: 'buy', wallet: trader.wallet, details: summary } },
-    summary,
+  return runTrade(services, trader, 'buy', input, summary, {
     build: () => tradeInstructions(services.chain.aggregator, connection, market, quote, trader.owner, { priorityLamports: solToLamports(input.priority_fee_sol) }),
     check: (fee) => assertCanPay(connection, trader.owner, { lamports: spend + openingRent(market), fee, balance: market.userLamports }).then(() => undefined),
   });
-  return actionReply(outcome);
 }
 
 /** POST /api/v1/tokens/sell: `percent` or `amount` of the holding back to SOL, with a floor on the SOL enforced on-chain. */
@@ -159,19 +179,10 @@ export async function sell(services: Services, agentId: string, input: SellInput
     min_sol: lamportsToSol(quote.minOutRaw),
     closed_token_account: close,
   };
-  const outcome = await services.pipeline.run({
-    action: 'sell',
-    agentId,
-    wallet: trader.wallet,
-    sign: input.execute && trader.custody === 'service',
-    idempotencyKey: input.idempotencyKey,
-    request: { ...input, idempotencyKey: undefined },
-    record: { type: 'RecordAction', agentId, data: { action: 'sell', wallet: trader.wallet, details: summary } },
-    summary,
+  return runTrade(services, trader, 'sell', input, summary, {
     build: () => tradeInstructions(services.chain.aggregator, connection, market, quote, trader.owner, { priorityLamports: solToLamports(input.priority_fee_sol), closeAccount: close }),
     check: (fee) => assertCanPay(connection, trader.owner, { lamports: 0n, fee, balance: market.userLamports }).then(() => undefined),
   });
-  return actionReply(outcome);
 }
 
 /** The reply of GET /api/v1/quote, from a quote in base units. */
@@ -236,17 +247,8 @@ export async function swap(services: Services, agentId: string, input: SwapInput
     min_out: rawToUi(BigInt(quoted.otherAmountThreshold), outDecimals),
     price_impact_pct: Number(quoted.priceImpactPct) * 100,
   };
-  const outcome = await services.pipeline.run({
-    action: 'swap',
-    agentId,
-    wallet: trader.wallet,
-    sign: input.execute && trader.custody === 'service',
-    idempotencyKey: input.idempotencyKey,
-    request: { ...input, idempotencyKey: undefined },
-    record: { type: 'RecordAction', agentId, data: { action: 'swap', wallet: trader.wallet, details: summary } },
-    summary,
+  return runTrade(services, trader, 'swap', input, summary, {
     build: () => services.chain.aggregator.swapInstructions(connection, quoted, trader.owner, solToLamports(input.priority_fee_sol)),
     check: (fee) => assertCanPay(connection, trader.owner, { lamports: (inInfo ? 0n : raw) + FIRST_TRADE_RENT, fee }).then(() => undefined),
   });
-  return actionReply(outcome);
 }
