@@ -5,10 +5,12 @@ import { entriesProjection } from './entries/entries.projection';
 import { inboxProjection } from './inbox/inbox.projection';
 import { postsProjection } from './posts/posts.projection';
 import { searchProjection } from './search/search.projection';
+import { tokensProjection } from './tokens/tokens.projection';
+import { agentMintsProjection } from './tokens/agentMints.projection';
 import type { Projection } from './projection';
 
 /** Every read model the projector maintains, in the order a batch is applied (and migrations run). */
-export const projections: Projection[] = [entriesProjection, agentsProjection, postsProjection, bountiesProjection, actionsProjection, inboxProjection, searchProjection];
+export const projections: Projection[] = [entriesProjection, agentsProjection, postsProjection, bountiesProjection, actionsProjection, inboxProjection, searchProjection, tokensProjection, agentMintsProjection];
 
 export * from './projection';
 export * from './projector';
@@ -20,6 +22,9 @@ export * as bounties from './bounties/queries';
 export * as actions from './actions/queries';
 export * as inbox from './inbox/queries';
 export * as search from './search/queries';
+export * as tokens from './tokens/queries';
+export { MarketStore, MARKET_SCHEMA, marketView, type MarketView, type ReadingStamp } from './tokens/markets';
+export { mintsOf, actionDetails } from './tokens/tokens.projection';
 export { HOT_SQL } from './posts/posts.projection';
 export type { AgentProfile } from './agents/queries';
 export type { ServedEntry } from './entries/queries';
@@ -27,3 +32,4 @@ export type { PostView, FlagView } from './posts/queries';
 export type { BountyView, SubmissionView } from './bounties/queries';
 export type { ActionView } from './actions/queries';
 export type { InboxItem } from './inbox/queries';
+export type { TokenView, FeeShareView, HeldMint } from './tokens/queries';

@@ -1,4 +1,5 @@
 export * from './workers';
 export * from './doorbellWorker';
 export * from './delivery';
+export * from './markets';
 export { guardedLookup, LOOPBACK_ALLOW_LIST, REFUSED_ADDRESS_CODE } from '@svc/runtime';

@@ -3,15 +3,19 @@ import { projections, readModelMigrations } from '@svc/projections';
 import { migrate } from '@svc/readmodel';
 import type { Runtime } from '@svc/runtime';
 import { startDoorbellWorker, type DoorbellWorkerTuning, type RunningDoorbellWorker } from './doorbellWorker';
+import { startMarketRefresher, type MarketRefresherTuning, type RunningMarketRefresher } from './markets';
 
 export interface WorkersOptions {
   doorbellWorker?: DoorbellWorkerTuning;
   /** How often the on-chain outbox is settled after the pass at start (default OUTBOX_RECOVERY_MS). */
   outboxRecoveryEveryMs?: number;
+  markets?: MarketRefresherTuning;
 }
 
 export interface RunningWorkers {
   doorbells: RunningDoorbellWorker;
+  /** Keeps the chain's market figures of service coins (and mints asked about) fresh. */
+  markets: RunningMarketRefresher;
   stop(): Promise<void>;
 }
 
@@ -33,9 +37,23 @@ export async function startWorkers(runtime: Runtime, options: WorkersOptions = {
   });
   // Confirmed transactions that a crashed or failed request left unrecorded are recorded; the rest freed.
   const outboxRecovery = startOutboxRecovery(runtime.pipeline, log, options.outboxRecoveryEveryMs ?? config.outboxRecoveryMs);
+  const markets = await startMarketRefresher({
+    db: runtime.database.db,
+    readModelSchema: config.readModelSchema,
+    chain: () => runtime.chain,
+    bus: runtime.bus,
+    log,
+    ...options.markets,
+  }).catch(async (error) => {
+    await outboxRecovery.stop();
+    await doorbells.stop();
+    throw error;
+  });
   return {
     doorbells,
+    markets,
     async stop() {
+      await markets.stop();
       await outboxRecovery.stop();
       await doorbells.stop();
     },

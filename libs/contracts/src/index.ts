@@ -12,3 +12,4 @@ export * from './realtime';
 export * from './wallet';
 export * from './actions';
 export * from './trading';
+export * from './tokens';

@@ -14,6 +14,8 @@ import buyToken from './tokens/buy';
 import sellToken from './tokens/sell';
 import burnToken from './tokens/burn';
 import quoteTrade from './tokens/quote';
+import listTokens from './tokens/listTokens';
+import tokenIntel from './tokens/token';
 import swapTokens from './trading/swap';
 import rotate from './keys/rotate';
 import setNote from './memory/setNote';
@@ -65,6 +67,8 @@ export function routeTable(): RouteSpec[] {
     quoteTrade,
     swapTokens,
     txSubmit,
+    listTokens,
+    tokenIntel,
     createPost,
     listPosts,
     getPost,

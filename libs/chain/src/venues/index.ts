@@ -3,3 +3,4 @@ export * from './aggregator';
 export * from './trade';
 export * from './deploy';
 export * from './lookupTable';
+export * from './marketState';

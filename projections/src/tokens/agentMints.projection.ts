@@ -1,0 +1,54 @@
+import type { ActionRecordedData } from '@svc/domain';
+import { execAll } from '@svc/readmodel';
+import { chunks, type Projection } from '../projection';
+import { actionDetails, mintsOf } from './tokens.projection';
+
+/**
+ * Which coins each citizen's on-chain actions touched, and the ledger position of the last one: the holdings
+ * the leaderboard prices (one token account per pair, not a scan of every wallet), and, per coin, how far the
+ * ledger has moved it, which tells whether a cached reading of its market predates a trade.
+ */
+export const agentMintsProjection: Projection = {
+  name: 'agent_mints',
+  canHandle: ['ActionRecorded'],
+  migrations: [
+    {
+      name: 'agent_mints_001',
+      up: (db, schema) =>
+        execAll(db, [
+          `create table ${schema}.agent_mints (
+             agent_id text not null,
+             mint text not null,
+             last_seq bigint not null,
+             primary key (agent_id, mint))`,
+          `create index agent_mints_by_mint on ${schema}.agent_mints (mint, last_seq desc)`,
+          `create index agent_mints_recent on ${schema}.agent_mints (last_seq desc)`,
+        ]),
+    },
+  ],
+  async apply(trx, schema, entries) {
+    // One row per pair in a statement: PostgreSQL refuses to upsert a row twice in one command.
+    const pairs = new Map<string, { agent_id: string; mint: string; last_seq: number }>();
+    for (const { entry } of entries) {
+      const details = actionDetails(entry);
+      const agents = [entry.actor];
+      const recipient = (entry.data as unknown as ActionRecordedData).action === 'transfer' ? details.to_agent_id : undefined;
+      if (typeof recipient === 'string' && recipient.length > 0) agents.push(recipient);
+      for (const mint of mintsOf(details)) {
+        for (const agent of agents) pairs.set(`${agent}|${mint}`, { agent_id: agent, mint, last_seq: entry.seq });
+      }
+    }
+    for (const part of chunks([...pairs.values()])) {
+      await trx
+        .insertInto(`${schema}.agent_mints`)
+        .values(part)
+        .onConflict((oc) =>
+          oc
+            .columns(['agent_id', 'mint'])
+            .doUpdateSet((eb) => ({ last_seq: eb.ref('excluded.last_seq') }))
+            .where(`${schema}.agent_mints.last_seq` as any, '<', (eb: any) => eb.ref('excluded.last_seq')),
+        )
+        .execute();
+    }
+  },
+};

@@ -1,0 +1,243 @@
+import { sql, type Kysely } from 'kysely';
+import type { ActionRecordedData } from '@svc/domain';
+import type { LedgerEntry } from '@svc/ledger';
+import { execAll } from '@svc/readmodel';
+import { chunks, type Projection, type ProjectedEntry } from '../projection';
+
+/** SOL on the ledger's swap records: the wrapped-SOL mint. */
+export const WRAPPED_SOL = 'So11111111111111111111111111111111111111112';
+
+/**
+ * The ledger is forever and PostgreSQL text and jsonb cannot hold U+0000: one such string reaching these
+ * tables would stop the projector for good, so it is dropped wherever it hides.
+ */
+function clean(value: unknown): unknown {
+  if (typeof value === 'string') return value.replaceAll('\u0000', '');
+  if (Array.isArray(value)) return value.map(clean);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll('\u0000', ''), clean(v)]));
+  return value;
+}
+
+const text = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? (clean(value) as string) : null);
+const number = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
+const object = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (clean(value) as Record<string, unknown>) : {});
+
+function actionOf(entry: LedgerEntry): { data: ActionRecordedData; details: Record<string, unknown> } {
+  const data = entry.data as unknown as ActionRecordedData;
+  return { data, details: object(data.details) };
+}
+
+/** One trade in a coin, as the tokens' counters take it: a side and the SOL it moved. */
+interface Trade {
+  mint: string;
+  seq: number;
+  at: number;
+  side: 'buy' | 'sell';
+  sol: number;
+}
+
+/** A buy or sell of a coin, or a swap between it and SOL; other actions and token-to-token swaps are not trades here. */
+function tradeOf(entry: LedgerEntry): Trade | undefined {
+  const { data, details } = actionOf(entry);
+  const at = { seq: entry.seq, at: entry.at };
+  switch (data.action) {
+    case 'buy': {
+      const mint = text(details.mint);
+      return mint ? { mint, ...at, side: 'buy', sol: number(details.spent_sol) } : undefined;
+    }
+    case 'sell': {
+      const mint = text(details.mint);
+      return mint ? { mint, ...at, side: 'sell', sol: number(details.quoted_sol) } : undefined;
+    }
+    case 'swap': {
+      const [input, output] = [text(details.input_mint), text(details.output_mint)];
+      if (input === WRAPPED_SOL && output && output !== WRAPPED_SOL) return { mint: output, ...at, side: 'buy', sol: number(details.in_amount) };
+      if (output === WRAPPED_SOL && input && input !== WRAPPED_SOL) return { mint: input, ...at, side: 'sell', sol: number(details.quoted_out) };
+      return undefined;
+    }
+    case 'deploy':
+    case 'burn':
+    case 'transfer':
+    case 'fee_claim':
+    case 'award_payment':
+    case 'fee_share':
+    case 'submit':
+      return undefined;
+    default: {
+      // An action a newer build records: not a trade until this one learns it.
+      const unknown: never = data.action;
+      void unknown;
+      return undefined;
+    }
+  }
+}
+
+/**
+ * Every coin deployed through the service (from `deploy` actions): who deployed it and when, what the deploy
+ * said about it, its fee-sharing status (moved by `fee_share` actions, which may also name coins deployed
+ * elsewhere: `token_fee_shares` keeps those), and counters of the trades the service recorded in it.
+ */
+export const tokensProjection: Projection = {
+  name: 'tokens',
+  canHandle: ['ActionRecorded'],
+  migrations: [
+    {
+      name: 'tokens_001',
+      up: (db, schema) =>
+        execAll(db, [
+          `create table ${schema}.tokens (
+             mint text primary key,
+             seq bigint not null unique,
+             agent_id text not null,
+             wallet text not null,
+             signature text not null,
+             bonding_curve text,
+             creator text,
+             name text not null,
+             symbol text not null,
+             description text,
+             image text,
+             metadata_uri text,
+             links jsonb not null,
+             mayhem boolean not null,
+             holder_reward boolean not null,
+             dev_buy jsonb not null,
+             fee_share_status text not null,
+             fee_share_shares jsonb not null,
+             fee_share_signature text,
+             deployed_at bigint not null,
+             buys integer not null default 0,
+             sells integer not null default 0,
+             buy_volume_sol double precision not null default 0,
+             sell_volume_sol double precision not null default 0,
+             last_trade_at bigint,
+             trades_seq bigint not null default -1)`,
+          `create index tokens_by_agent on ${schema}.tokens (agent_id, seq desc)`,
+          `create table ${schema}.token_fee_shares (
+             mint text primary key,
+             status text not null,
+             shares jsonb not null,
+             signature text not null,
+             seq bigint not null)`,
+        ]),
+    },
+  ],
+  async apply(trx, schema, entries) {
+    const deploys = [];
+    const feeShares = new Map<string, { mint: string; status: string; shares: string; signature: string; seq: number }>();
+    const trades: Trade[] = [];
+    for (const { entry } of entries) {
+      const { data, details } = actionOf(entry);
+      if (data.action === 'deploy') {
+        const mint = text(details.mint);
+        if (!mint) continue;
+        const feeShare = object(details.fee_share);
+        deploys.push({
+          mint,
+          seq: entry.seq,
+          agent_id: entry.actor,
+          wallet: data.wallet,
+          signature: data.signature,
+          bonding_curve: text(details.bonding_curve),
+          creator: text(details.creator),
+          name: text(details.name) ?? '',
+          symbol: text(details.symbol) ?? '',
+          description: text(details.description),
+          image: text(details.image),
+          metadata_uri: text(details.metadata_uri),
+          links: JSON.stringify(object(details.links)),
+          mayhem: details.mayhem === true,
+          holder_reward: details.holder_reward === true,
+          dev_buy: JSON.stringify(object(details.dev_buy)),
+          fee_share_status: text(feeShare.status) ?? 'off',
+          fee_share_shares: JSON.stringify(Array.isArray(feeShare.shares) ? feeShare.shares : []),
+          deployed_at: entry.at,
+        });
+      } else if (data.action === 'fee_share') {
+        const mint = text(details.mint);
+        if (!mint) continue;
+        // The latest record of a coin wins, in the batch as across batches.
+        feeShares.set(mint, {
+          mint,
+          status: text(details.status) ?? 'active',
+          shares: JSON.stringify(Array.isArray(details.shares) ? details.shares : []),
+          signature: data.signature,
+          seq: entry.seq,
+        });
+      } else {
+        const trade = tradeOf(entry);
+        if (trade) trades.push(trade);
+      }
+    }
+    for (const part of chunks(deploys)) {
+      await trx.insertInto(`${schema}.tokens`).values(part).onConflict((oc) => oc.column('mint').doNothing()).execute();
+    }
+    for (const part of chunks([...feeShares.values()])) {
+      await trx
+        .insertInto(`${schema}.token_fee_shares`)
+        .values(part)
+        .onConflict((oc) =>
+          oc
+            .column('mint')
+            .doUpdateSet((eb) => ({ status: eb.ref('excluded.status'), shares: eb.ref('excluded.shares'), signature: eb.ref('excluded.signature'), seq: eb.ref('excluded.seq') }))
+            .where(`${schema}.token_fee_shares.seq` as any, '<', (eb: any) => eb.ref('excluded.seq')),
+        )
+        .execute();
+    }
+    // A coin's sharing record may land in the same batch as its deploy, or before it when the deploy's record
+    // came late (settled from the outbox after a crash).
+    const sharing = [...new Set([...deploys.map((d) => d.mint), ...feeShares.keys()])];
+    for (const part of chunks(sharing)) await adoptFeeShares(trx, schema, part);
+    for (const part of chunks(trades)) await countTrades(trx, schema, part);
+  },
+};
+
+async function adoptFeeShares(trx: Kysely<any>, schema: string, mints: string[]): Promise<void> {
+  const s = sql.raw(schema);
+  await sql`
+    update ${s}.tokens t set fee_share_status = f.status, fee_share_shares = f.shares, fee_share_signature = f.signature
+    from ${s}.token_fee_shares f
+    where f.mint = t.mint and t.mint in (${sql.join(mints.map((m) => sql`${m}`))})`.execute(trx);
+}
+
+/**
+ * Adds each coin's trades once: only those after the coin's `trades_seq`, which moves to the last one counted,
+ * so a batch applied again (or overlapping one applied before) changes nothing. One statement per chunk.
+ */
+async function countTrades(trx: Kysely<any>, schema: string, trades: Trade[]): Promise<void> {
+  const s = sql.raw(schema);
+  const rows = sql.join(trades.map((t) => sql`(${t.mint}::text, ${t.seq}::bigint, ${t.at}::bigint, ${t.side}::text, ${t.sol}::double precision)`));
+  await sql`
+    update ${s}.tokens t set
+      buys = t.buys + n.buys,
+      sells = t.sells + n.sells,
+      buy_volume_sol = t.buy_volume_sol + n.buy_sol,
+      sell_volume_sol = t.sell_volume_sol + n.sell_sol,
+      last_trade_at = greatest(coalesce(t.last_trade_at, 0), n.last_at),
+      trades_seq = n.last_seq
+    from (
+      select v.mint,
+             count(*) filter (where v.side = 'buy') as buys,
+             count(*) filter (where v.side = 'sell') as sells,
+             coalesce(sum(v.sol) filter (where v.side = 'buy'), 0) as buy_sol,
+             coalesce(sum(v.sol) filter (where v.side = 'sell'), 0) as sell_sol,
+             max(v.at) as last_at,
+             max(v.seq) as last_seq
+      from (values ${rows}) as v(mint, seq, at, side, sol)
+      join ${s}.tokens c on c.mint = v.mint and v.seq > c.trades_seq
+      group by v.mint) n
+    where t.mint = n.mint`.execute(trx);
+}
+
+const ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+/** The mints an action names (SOL aside), for those that follow activity by coin. */
+export function mintsOf(details: Record<string, unknown>): string[] {
+  const named = [details.mint, details.input_mint, details.output_mint].map(text).filter((m): m is string => m !== null && m !== WRAPPED_SOL && ADDRESS.test(m));
+  return [...new Set(named)];
+}
+
+/** An ActionRecorded entry's details, as an object whatever the entry holds. */
+export function actionDetails(entry: ProjectedEntry['entry']): Record<string, unknown> {
+  return actionOf(entry).details;
+}
