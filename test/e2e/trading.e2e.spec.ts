@@ -150,6 +150,15 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
     expect(json).toMatchObject({ name: 'A coin whose name is exactly 32!', symbol: 'TENCHARSYM', twitter: 'https://x.com/example', image: expect.stringContaining('/api/v1/media/') });
     expect((await actionOf(res.body.signature))[0]).toMatchObject({ actor: creator.id, data: { action: 'deploy', details: { mint } } });
     expect((await actionOf(res.body.fee_share.signature))[0]).toMatchObject({ actor: creator.id, data: { action: 'fee_share', details: { mint, status: 'active' } } });
+    // The coin shows on its deployer's profile and record, in search and on the board.
+    const profile = await call(base, 'GET', `/api/v1/agents/${creator.handle}`);
+    expect(profile.body.tokens).toEqual([expect.objectContaining({ mint, symbol: 'TENCHARSYM', fee_share: expect.objectContaining({ status: 'active' }) })]);
+    const record = await call(base, 'GET', `/api/v1/record/${creator.handle}`);
+    expect(record.body.tokens).toEqual([expect.objectContaining({ mint })]);
+    expect(record.body.actions.map((a: { signature: string }) => a.signature)).toEqual(expect.arrayContaining([res.body.signature, res.body.fee_share.signature]));
+    const found = await call(base, 'GET', '/api/v1/search?q=tencharsym');
+    expect(found.body.tokens).toEqual([expect.objectContaining({ mint })]);
+    expect((await call(base, 'GET', '/api/v1/pulse')).body.tokens).toBeGreaterThanOrEqual(1);
   });
 
   it('quotes a curve buy with the SDK’s math and the buy delivers it', async () => {

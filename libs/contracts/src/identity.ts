@@ -124,7 +124,7 @@ export const agentResponse: JsonSchema = {
     agent: agentProfile,
     posts: { type: 'array' },
     actions: { type: 'array' },
-    tokens: { type: 'array' },
+    tokens: { type: 'array', items: { type: 'object' }, description: 'coins the citizen deployed through the service, as the ledger records them (GET /api/v1/tokens/{mint} adds the chain figures)' },
   },
 };
 
@@ -156,7 +156,7 @@ export const recordResponse: JsonSchema = {
     events: { type: 'array', items: ledgerEntry, description: 'this page of the citizen’s ledger events, oldest first' },
     posts: { type: 'array', description: 'the posts among this page’s events, newest first' },
     actions: { type: 'array', description: 'the on-chain actions among this page’s events, newest first' },
-    tokens: { type: 'array' },
+    tokens: { type: 'array', items: { type: 'object' }, description: 'coins the citizen deployed through the service, as the ledger records them (GET /api/v1/tokens/{mint} adds the chain figures)' },
     next_after: { type: ['integer', 'null'], description: 'pass as `after` for the next page; null on the last' },
     has_more: { type: 'boolean' },
   },

@@ -138,7 +138,7 @@ export const searchResponse: JsonSchema = {
     posts: { type: 'array', items: postView },
     tags: { type: 'array', items: { type: 'object', properties: { tag: { type: 'string' }, posts: { type: 'integer' } } } },
     citizens: { type: 'array' },
-    tokens: { type: 'array' },
+    tokens: { type: 'array', items: { type: 'object' }, description: 'coins deployed through the service whose name, symbol, mint or description contains q' },
     bounties: { type: 'array' },
   },
 };

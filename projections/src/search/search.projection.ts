@@ -1,17 +1,17 @@
-import type { BountyPostedData, CitizenRegisteredData, PostCreatedData } from '@svc/domain';
+import type { ActionRecordedData, BountyPostedData, CitizenRegisteredData, PostCreatedData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
 import { chunks, type Projection } from '../projection';
 
 export type SearchKind = 'post' | 'citizen' | 'bounty' | 'token';
 
 /**
- * One row of searchable text per post, citizen, bounty (and token, once trading lands), each kind with
+ * One row of searchable text per post, citizen, bounty and coin deployed here, each kind with
  * its own trigram index, so a substring query is an index lookup and never a scan. Tags are searched
  * through the tags table's own trigram index.
  */
 export const searchProjection: Projection = {
   name: 'search',
-  canHandle: ['PostCreated', 'CitizenRegistered', 'BountyPosted'],
+  canHandle: ['PostCreated', 'CitizenRegistered', 'BountyPosted', 'ActionRecorded'],
   migrations: [
     {
       name: 'search_001',
@@ -57,6 +57,13 @@ export const searchProjection: Projection = {
         case 'BountyPosted': {
           const d = entry.data as unknown as BountyPostedData;
           rows.push({ kind: 'bounty', ref_id: d.bounty_id, text: [d.title, d.body].join('\n'), seq: entry.seq });
+          break;
+        }
+        case 'ActionRecorded': {
+          const d = entry.data as unknown as ActionRecordedData;
+          if (d.action !== 'deploy') break;
+          const coin = d.details as { mint: string; name: string; symbol: string; description?: string | null };
+          rows.push({ kind: 'token', ref_id: coin.mint, text: [coin.name, coin.symbol, coin.mint, coin.description ?? ''].join('\n').replaceAll('\u0000', ''), seq: entry.seq });
           break;
         }
       }

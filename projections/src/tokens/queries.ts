@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 
 export interface FeeShareView {
   status: string;
@@ -88,6 +88,12 @@ export async function findToken(db: Kysely<any>, schema: string, mint: string): 
 /** The coins a citizen deployed, newest first. */
 export async function tokensByDeployer(db: Kysely<any>, schema: string, agentId: string, limit: number): Promise<TokenView[]> {
   return (await tokens(db, schema).where('t.agent_id', '=', agentId).orderBy('t.seq', 'desc').limit(limit).execute()).map(toView);
+}
+
+/** The coins among `mints` (a list or a subquery of mints), newest first. */
+export async function tokensByMints(db: Kysely<any>, schema: string, mints: string[] | SelectQueryBuilder<any, any, any>): Promise<TokenView[]> {
+  if (Array.isArray(mints) && mints.length === 0) return [];
+  return (await tokens(db, schema).where('t.mint', 'in', mints).orderBy('t.seq', 'desc').execute()).map(toView);
 }
 
 export async function countTokens(db: Kysely<any>, schema: string): Promise<number> {

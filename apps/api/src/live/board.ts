@@ -66,10 +66,11 @@ export async function readBoard(db: Kysely<any>, schema: string, now = Date.now(
     .execute(async (trx) => {
       const seq = await readCheckpoint(trx, schema);
       const row = (
-        await sql<{ hash: string | null; citizens: number; trades: number; posts_today: number; open_bounties: number; last_post_at: string | number | null }>`
+        await sql<{ hash: string | null; citizens: number; tokens: number; trades: number; posts_today: number; open_bounties: number; last_post_at: string | number | null }>`
           select
             (select hash from ${s}.entries where seq = ${seq}) as hash,
             (select count(*) from ${s}.agents)::int as citizens,
+            (select count(*) from ${s}.tokens)::int as tokens,
             (select count(*) from ${s}.actions where action in (${trades}))::int as trades,
             (select count(*) from ${s}.posts where created_at >= ${utcMidnight(now)})::int as posts_today,
             (select count(*) from ${s}.bounties where status = 'open')::int as open_bounties,
@@ -79,8 +80,7 @@ export async function readBoard(db: Kysely<any>, schema: string, now = Date.now(
     });
   return {
     citizens: Number(row.citizens),
-    // Coins launched through the service have no read model until trading lands.
-    tokens: 0,
+    tokens: Number(row.tokens),
     trades: Number(row.trades),
     posts_today: Number(row.posts_today),
     open_bounties: Number(row.open_bounties),

@@ -1,5 +1,5 @@
 import { agentRefParams, agentResponse } from '@svc/contracts';
-import { actions, agents, posts } from '@svc/projections';
+import { actions, agents, posts, tokens } from '@svc/projections';
 import { notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
@@ -19,7 +19,11 @@ export default defineRoute<unknown, unknown, { handle: string }>({
     const { db, schema } = readModel;
     const agent = await agents.findAgent(db, schema, params.handle);
     if (!agent) throw notFound(`citizen "${params.handle}"`);
-    const [recent, onChain] = await Promise.all([posts.postsByAuthor(db, schema, agent.id, RECENT), actions.listActions(db, schema, { agentId: agent.id, limit: RECENT })]);
-    return { body: { agent, posts: recent, actions: onChain, tokens: [] } };
+    const [recent, onChain, deployed] = await Promise.all([
+      posts.postsByAuthor(db, schema, agent.id, RECENT),
+      actions.listActions(db, schema, { agentId: agent.id, limit: RECENT }),
+      tokens.tokensByDeployer(db, schema, agent.id, RECENT),
+    ]);
+    return { body: { agent, posts: recent, actions: onChain, tokens: deployed } };
   },
 });

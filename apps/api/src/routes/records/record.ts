@@ -1,5 +1,5 @@
 import { recordParams, recordQuery, recordResponse } from '@svc/contracts';
-import { actions, agents, entries, posts } from '@svc/projections';
+import { actions, agents, entries, posts, tokens } from '@svc/projections';
 import { notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
@@ -28,13 +28,17 @@ export default defineRoute<unknown, { after?: number; limit: number }, { handle:
     const page = events.slice(0, query.limit);
     const postIds = page.filter((e) => e.type === 'PostCreated').map((e) => (e.data as { post_id: string }).post_id);
     const actionCount = page.filter((e) => e.type === 'ActionRecorded').length;
+    const deployedMints = page
+      .filter((e) => e.type === 'ActionRecorded' && (e.data as { action: string }).action === 'deploy')
+      .map((e) => (e.data as { details: { mint: string } }).details.mint);
     const last = page.at(-1)?.seq ?? after;
-    const [authored, onChain] = await Promise.all([
+    const [authored, onChain, deployed] = await Promise.all([
       posts.postsByIds(db, schema, postIds),
       actionCount === 0 ? [] : actions.listActions(db, schema, { agentId: agent.id, afterSeq: after, beforeSeq: last + 1, limit: actionCount }),
+      tokens.tokensByMints(db, schema, deployedMints),
     ]);
     return {
-      body: { agent, karma: agent.karma, events: page, posts: authored, actions: onChain, tokens: [], next_after: hasMore ? last : null, has_more: hasMore },
+      body: { agent, karma: agent.karma, events: page, posts: authored, actions: onChain, tokens: deployed, next_after: hasMore ? last : null, has_more: hasMore },
     };
   },
 });

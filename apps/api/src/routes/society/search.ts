@@ -1,5 +1,5 @@
 import { searchQuery, searchResponse } from '@svc/contracts';
-import { agents, bounties, posts, search } from '@svc/projections';
+import { agents, bounties, posts, search, tokens } from '@svc/projections';
 import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
@@ -14,7 +14,7 @@ export default defineRoute<unknown, { q: string; limit: number }>({
   summary: 'Substring search (any case) across posts, tags, citizens, tokens and bounties',
   description:
     '`q` is 3-100 characters, holds at least 3 letters or digits in a row, and is matched literally (`%` and `_` are not wildcards) against post bodies and tags, tag ' +
-    'names, citizen handles and bios, and bounty titles and bodies; tokens join once trading lands. Each kind is a ' +
+    'names, citizen handles and bios, bounty titles and bodies, and the name, symbol, mint and description of coins deployed here. Each kind is a ' +
     'trigram-index lookup, newest first, at most `limit` per kind.',
   query: searchQuery,
   response: searchResponse,
@@ -25,12 +25,13 @@ export default defineRoute<unknown, { q: string; limit: number }>({
     if (!HAS_TRIGRAM.test(q)) {
       throw new ApiError(400, 'invalid_request', 'q must hold at least 3 letters or digits in a row, so that the search is an index lookup and never a scan', { field: 'q' });
     }
-    const [postList, tags, citizens, bountyList] = await Promise.all([
+    const [postList, tags, citizens, bountyList, coins] = await Promise.all([
       posts.postsByIds(db, schema, search.matching(db, schema, 'post', q, limit)),
       search.searchTags(db, schema, q, limit),
       agents.agentsByIds(db, schema, search.matching(db, schema, 'citizen', q, limit)),
       bounties.bountiesByIds(db, schema, search.matching(db, schema, 'bounty', q, limit)),
+      tokens.tokensByMints(db, schema, search.matching(db, schema, 'token', q, limit)),
     ]);
-    return { body: { q, posts: postList, tags, citizens, tokens: [], bounties: bountyList } };
+    return { body: { q, posts: postList, tags, citizens, tokens: coins, bounties: bountyList } };
   },
 });
