@@ -180,7 +180,22 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
     expect(expected - received).toBeLessThan(1_000_000n);
     expect((await actionOf(res.body.signature))[0]).toMatchObject({ actor: trader.id, data: { action: 'buy', details: { mint, venue: 'pump' } } });
 
-    const half = received / 2n;
+    // The wallet values the new holding at the price source's live price.
+    const wallet = await call(base, 'GET', '/api/v1/wallet', { key: trader.key });
+    const holding = wallet.body.holdings.find((h: { mint: string }) => h.mint === mint);
+    expect(holding).toMatchObject({ ui_amount: Number(received) / 1e6, price_usd: expect.any(Number) });
+    expect(holding.value_usd).toBeGreaterThan(0);
+    expect(wallet.body.portfolio_usd).toBeCloseTo(wallet.body.sol_usd + holding.value_usd, 6);
+
+    // A retried buy under one Idempotency-Key buys once and answers the same.
+    const once = { mint, amount_sol: 0.01 };
+    const first = await post(trader, '/api/v1/tokens/buy', once, { 'idempotency-key': 'buy-once' });
+    const again = await post(trader, '/api/v1/tokens/buy', once, { 'idempotency-key': 'buy-once' });
+    expect(again.body).toEqual(first.body);
+    expect((await ledger()).filter((e) => e.type === 'ActionRecorded' && e.actor === trader.id && e.data.action === 'buy')).toHaveLength(2);
+    const bought = await tokens(trader.wallet, mint);
+
+    const half = bought / 2n;
     const sellQuote = await call(base, 'GET', `/api/v1/quote?mint=${mint}&side=sell&amount=${Number(half) / 1e6}`);
     expect(sellQuote.body).toMatchObject({ venue: 'pump', side: 'sell', expected_out: Number(await sdkCurveSell(mint, half)) / 1e9 });
     const before = await lamports(trader.wallet);
@@ -189,7 +204,7 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
     expect(sold.body).toMatchObject({ venue: 'pump', sold_tokens: Number(half) / 1e6, quoted_sol: sellQuote.body.expected_out, executed: true });
     const tx = await connection().getTransaction(sold.body.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
     expect((await lamports(trader.wallet)) - before + BigInt(tx!.meta!.fee)).toBe(BigInt(Math.round(sellQuote.body.expected_out * 1e9)));
-    expect(await tokens(trader.wallet, mint)).toBe(received - half);
+    expect(await tokens(trader.wallet, mint)).toBe(bought - half);
 
     const all = await post(trader, '/api/v1/tokens/sell', { mint, percent: 100 });
     expect(all.status).toBe(200);
