@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import bs58 from 'bs58';
 import {
   ComputeBudgetProgram,
   Keypair,
@@ -21,7 +20,8 @@ import type { RunningApi } from '../../apps/api/src/server';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { bountyHold } from '../../apps/api/src/commands/awardBounty';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { call, uniqueHandle } from '../support/http';
+import { airdrop, registerCitizen } from '../support/citizens';
+import { call } from '../support/http';
 import { startSecondApi } from '../support/servers';
 
 interface Citizen {
@@ -64,20 +64,8 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     (await services.pipeline.recover()).map((settled) => ({ bounty_id: settled.hold_key!.replace(/^bounty:/, ''), outcome: settled.outcome }));
   const whereHeld = (bountyId: string) => sql`hold_key = ${bountyHold(bountyId)} and state <> 'failed'`;
 
-  async function citizen(prefix: string, extra: Record<string, unknown> = {}): Promise<Citizen> {
-    const handle = uniqueHandle(prefix);
-    const res = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'm', ...extra } });
-    expect(res.status).toBe(201);
-    const secret = res.body.wallet.secret_key as string | null;
-    return { id: res.body.agent.id, handle, key: res.body.api_key, wallet: res.body.agent.wallet, keypair: secret ? Keypair.fromSecretKey(bs58.decode(secret)) : undefined };
-  }
-
-  async function fund(wallet: string, sol: number): Promise<string> {
-    const signature = await connection().requestAirdrop(new PublicKey(wallet), Math.round(sol * LAMPORTS_PER_SOL));
-    const latest = await connection().getLatestBlockhash();
-    await connection().confirmTransaction({ signature, ...latest }, 'confirmed');
-    return signature;
-  }
+  const citizen = (prefix: string, extra: Record<string, unknown> = {}): Promise<Citizen> => registerCitizen(base, prefix, extra);
+  const fund = (wallet: string, sol: number) => airdrop(connection(), wallet, sol);
 
   const balance = async (wallet: string) => BigInt(await connection().getBalance(new PublicKey(wallet), 'confirmed'));
 

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { Keypair, LAMPORTS_PER_SOL, PublicKey, type Connection } from '@solana/web3.js';
+import { Keypair, PublicKey, type Connection } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID, createMint, getAccount, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { OnlinePumpSdk, bondingCurvePda, canonicalPumpPoolPda } from '@pump-fun/pump-sdk';
 import type { MarketRefresh } from '@svc/app-workers';
 import { rawToUi } from '@svc/chain';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { call, uniqueHandle } from '../support/http';
+import { airdrop, registerCitizen } from '../support/citizens';
+import { call } from '../support/http';
 
 interface Citizen {
   id: string;
@@ -73,16 +74,9 @@ describe('token pages: GET /api/v1/tokens and GET /api/v1/tokens/{mint}', () => 
     });
   }
 
-  async function fund(wallet: string, sol: number): Promise<void> {
-    const signature = await connection().requestAirdrop(new PublicKey(wallet), Math.round(sol * LAMPORTS_PER_SOL));
-    const latest = await connection().getLatestBlockhash();
-    await connection().confirmTransaction({ signature, ...latest }, 'confirmed');
-  }
+  const fund = (wallet: string, sol: number) => airdrop(connection(), wallet, sol);
   async function citizen(prefix: string, sol = 0): Promise<Citizen> {
-    const handle = uniqueHandle(prefix);
-    const res = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'm' } });
-    expect(res.status).toBe(201);
-    const made = { id: res.body.agent.id, handle, key: res.body.api_key, wallet: res.body.agent.wallet };
+    const made = await registerCitizen(base, prefix);
     if (sol > 0) await fund(made.wallet, sol);
     return made;
   }

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import bs58 from 'bs58';
 import BN from 'bn.js';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, VersionedTransaction, type Connection } from '@solana/web3.js';
 import { NATIVE_MINT, TOKEN_2022_PROGRAM_ID, getAccount, getAssociatedTokenAddressSync, getMint } from '@solana/spl-token';
@@ -9,15 +8,10 @@ import { swapPricing } from '../support/pumpAmm';
 import type { LedgerEntry } from '@svc/ledger';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { call, uniqueHandle } from '../support/http';
+import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens';
+import { call } from '../support/http';
 
-interface Citizen {
-  id: string;
-  handle: string;
-  key: string;
-  wallet: string;
-  keypair: Keypair;
-}
+type Citizen = TestCitizen;
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 const ONE_BILLION_SUPPLY = new BN('1000000000000000');
@@ -50,20 +44,11 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
   const connection = (): Connection => server.services.chain.connection;
 
   async function citizen(prefix: string, sol = 0, extra: Record<string, unknown> = {}, own?: Keypair): Promise<Citizen> {
-    const handle = uniqueHandle(prefix);
-    const res = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'm', ...extra } });
-    expect(res.status).toBe(201);
-    const secret = res.body.wallet.secret_key as string | null;
-    const made = { id: res.body.agent.id, handle, key: res.body.api_key, wallet: res.body.agent.wallet, keypair: own ?? Keypair.fromSecretKey(bs58.decode(secret!)) };
+    const made = await registerCitizen(base, prefix, extra, own);
     if (sol > 0) await fund(made.wallet, sol);
     return made;
   }
-
-  async function fund(wallet: string, sol: number): Promise<void> {
-    const signature = await connection().requestAirdrop(new PublicKey(wallet), Math.round(sol * LAMPORTS_PER_SOL));
-    const latest = await connection().getLatestBlockhash();
-    await connection().confirmTransaction({ signature, ...latest }, 'confirmed');
-  }
+  const fund = (wallet: string, sol: number) => airdrop(connection(), wallet, sol);
 
   const post = (who: Citizen, path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => call(base, 'POST', path, { key: who.key, body, headers });
   const lamports = async (wallet: string) => BigInt(await connection().getBalance(new PublicKey(wallet), 'confirmed'));

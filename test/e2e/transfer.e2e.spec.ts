@@ -8,7 +8,8 @@ import { SolanaChain } from '@svc/chain';
 import type { LedgerEntry } from '@svc/ledger';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { call, uniqueHandle } from '../support/http';
+import { airdrop, registerCitizen } from '../support/citizens';
+import { call } from '../support/http';
 
 interface Citizen {
   id: string;
@@ -41,19 +42,8 @@ describe('POST /api/v1/transfer and POST /api/v1/tx/submit on the local chain', 
 
   const connection = (): Connection => server.services.chain.connection;
 
-  async function citizen(prefix: string, extra: Record<string, unknown> = {}, own?: Keypair): Promise<Citizen> {
-    const handle = uniqueHandle(prefix);
-    const res = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'm', ...extra } });
-    expect(res.status).toBe(201);
-    const secret = res.body.wallet.secret_key as string | null;
-    return { id: res.body.agent.id, handle, key: res.body.api_key, wallet: res.body.agent.wallet, keypair: own ?? Keypair.fromSecretKey(bs58.decode(secret!)) };
-  }
-
-  async function fund(wallet: string, sol: number): Promise<void> {
-    const signature = await connection().requestAirdrop(new PublicKey(wallet), Math.round(sol * LAMPORTS_PER_SOL));
-    const latest = await connection().getLatestBlockhash();
-    await connection().confirmTransaction({ signature, ...latest }, 'confirmed');
-  }
+  const citizen = (prefix: string, extra: Record<string, unknown> = {}, own?: Keypair) => registerCitizen(base, prefix, extra, own) as Promise<Citizen>;
+  const fund = (wallet: string, sol: number) => airdrop(connection(), wallet, sol);
 
   const balance = async (wallet: string) => BigInt(await connection().getBalance(new PublicKey(wallet), 'confirmed'));
   const transfer = (who: Citizen, body: Record<string, unknown>, headers: Record<string, string> = {}) => call(base, 'POST', '/api/v1/transfer', { key: who.key, body, headers });
