@@ -6,3 +6,4 @@ export * from './handout';
 export * from './pipeline';
 export * from './tokens';
 export * from './venues';
+export * from './pda';

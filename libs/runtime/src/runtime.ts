@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { createBus, type Bus } from '@svc/bus';
-import { ActionPipeline, DeployLookupTable, SolanaChain, keypairFromSecret } from '@svc/chain';
+import { ActionPipeline, DeployLookupTable, SolanaChain, keypairFromSecret, rememberProgramAddresses } from '@svc/chain';
 import type { Config } from '@svc/config';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { Attestor, HeadReader, LEDGER_STREAM, LedgerWriter, SnapshotStore, type EventStore } from '@svc/ledger';
@@ -66,6 +66,7 @@ const DEPLOY_TABLE_SETTING = 'deploy_lookup_table';
 
 /** The one composition root: configuration -> event store, ledger writer, read database, vault, bus, chain. */
 export async function buildRuntime(config: Config, log: Logger, options: RuntimeOptions = {}): Promise<Runtime> {
+  rememberProgramAddresses();
   const storage = await openStorage(config, options.applicationName ?? 'svc');
   const { database, store } = storage;
   const batchListeners: Array<(commands: number, entries: number) => void> = [];
