@@ -11,7 +11,7 @@ const COMPOSE_FILE = join(ROOT, 'docker-compose.yml');
 
 const SERVICES = ['eventstore', 'postgres', 'redis', 'api', 'projector', 'workers', 'gateway'];
 const STORES = ['eventstore', 'postgres', 'redis'];
-const DOCUMENTED_VARS = ['SOLANA_RPC_URL', 'SERVICE_MASTER_KEY', 'PUBLIC_URL', 'POSTGRES_PASSWORD'];
+const DOCUMENTED_VARS = ['SOLANA_RPC_URL', 'JUPITER_URL', 'PRICE_URL', 'SERVICE_MASTER_KEY', 'PUBLIC_URL', 'POSTGRES_PASSWORD'];
 
 type Healthcheck = { test?: string | string[]; disable?: boolean };
 type PortEntry = string | number | { target?: number | string; published?: number | string };
