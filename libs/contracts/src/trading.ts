@@ -126,7 +126,6 @@ export const buyResponse: JsonSchema = {
     spent_sol: { type: 'number', description: 'SOL spent, venue fees included' },
     quoted_tokens: { type: 'number', description: 'tokens the quote expects' },
     min_tokens: { type: 'number', description: 'the floor enforced on-chain' },
-    received_tokens: { type: ['number', 'null'], description: 'executed=true: tokens that arrived in your wallet' },
   },
 };
 
@@ -158,8 +157,7 @@ export const sellResponse: JsonSchema = {
     sold_tokens: { type: 'number' },
     quoted_sol: { type: 'number', description: 'SOL the quote expects, after venue fees' },
     min_sol: { type: 'number', description: 'the floor enforced on-chain' },
-    closed_token_account: { type: 'boolean' },
-    received_sol: { type: ['number', 'null'], description: 'executed=true: the change in your SOL balance from the trade, network fee excluded' },
+    closed_token_account: { type: 'boolean', description: 'a full sell closed the emptied token account, returning its rent' },
   },
 };
 

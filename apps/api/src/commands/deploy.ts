@@ -97,13 +97,13 @@ export async function deploy(services: Services, agentId: string, input: DeployI
     slippageBps: input.slippage_bps,
     priorityLamports: solToLamports(input.priority_fee_sol),
   };
-  // Quoted here, built again (same Global) in the pipeline: the record states the quote the floor came from.
-  const preview = await beforeSending(deployInstructions(connection, request));
+  // Built before the row is reserved: the record states the quote its floor came from.
+  const built = await beforeSending(deployInstructions(connection, request));
   const links = Object.fromEntries((['twitter', 'telegram', 'website'] as const).filter((k) => input[k]).map((k) => [k, input[k]!]));
   const summary = {
     mint: mint.publicKey.toBase58(),
-    bonding_curve: preview.bondingCurve.toBase58(),
-    creator: preview.creator.toBase58(),
+    bonding_curve: built.bondingCurve.toBase58(),
+    creator: built.creator.toBase58(),
     name: input.name,
     symbol: input.symbol,
     description: input.description ?? null,
@@ -114,8 +114,8 @@ export async function deploy(services: Services, agentId: string, input: DeployI
     holder_reward: input.holder_reward,
     dev_buy: {
       sol: input.dev_buy_sol,
-      quoted_tokens: rawToUi(preview.quotedTokens, TOKEN_DECIMALS),
-      min_tokens: rawToUi(preview.minTokens, TOKEN_DECIMALS),
+      quoted_tokens: rawToUi(built.quotedTokens, TOKEN_DECIMALS),
+      min_tokens: rawToUi(built.minTokens, TOKEN_DECIMALS),
     },
     fee_share: { status: sharing ? 'pending' : 'off', shares },
   };
@@ -130,7 +130,6 @@ export async function deploy(services: Services, agentId: string, input: DeployI
     record: { type: 'RecordAction', agentId, data: { action: 'deploy', wallet: trader.wallet, details: summary } },
     summary,
     async build(recent) {
-      const built = await deployInstructions(connection, request);
       const draft = new VersionedTransaction(new TransactionMessage({ payerKey: trader.owner, recentBlockhash: recent.blockhash, instructions: built.instructions }).compileToV0Message());
       const lookupTables = draft.serialize().length > PACKET_DATA_SIZE ? [await services.deployTable.get()] : undefined;
       return { instructions: built.instructions, signers: [mint], reference: mint.publicKey, lookupTables };
