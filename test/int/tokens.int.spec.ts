@@ -280,10 +280,11 @@ describe('one JSON-RPC batch for a wallet’s balance and all its token accounts
   });
 
   it('an RPC that cannot be reached, answers 503, or does not answer in time is unreachable', async () => {
-    const closed = await fakeRpc(undefined);
-    await closed.close();
     const down = await fakeRpc((res) => res.writeHead(503).end('no healthy upstream'));
     const silent = await fakeRpc(undefined);
+    // Closed after the others are bound: a port freed first could be handed to the silent one, which never answers.
+    const closed = await fakeRpc(undefined);
+    await closed.close();
     try {
       for (const [url, timeoutMs] of [[closed.url, undefined], [down.url, undefined], [silent.url, 200]] as const) {
         const error = await walletHoldings(new Connection(url), owner.publicKey, { timeoutMs }).then(
