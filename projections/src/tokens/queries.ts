@@ -136,3 +136,33 @@ export async function heldMints(db: Kysely<any>, schema: string, limit: number):
     .execute();
   return rows as HeldMint[];
 }
+
+/** A coin whose creator fees may reach a citizen. */
+export interface CreatorCoin {
+  mint: string;
+  /** Null for a coin deployed elsewhere. */
+  symbol: string | null;
+}
+
+/**
+ * The coins whose creator fees a citizen earns, newest first, at most `limit`: those it deployed here, and those
+ * it opted into sharing with its wallet among the shareholders (a coin launched elsewhere, shared through the service).
+ */
+export async function creatorCoins(db: Kysely<any>, schema: string, agentId: string, wallet: string, limit: number): Promise<CreatorCoin[]> {
+  const s = sql.raw(schema);
+  const holder = JSON.stringify([{ address: wallet }]);
+  const { rows } = await sql<{ mint: string; symbol: string | null }>`
+    select c.mint, c.symbol from (
+      select t.mint, t.symbol, t.seq from ${s}.tokens t where t.agent_id = ${agentId}
+      union all
+      select f.mint, null::text as symbol, f.seq
+      from ${s}.agent_mints m
+      join ${s}.token_fee_shares f on f.mint = m.mint
+      where m.agent_id = ${agentId}
+        and f.shares @> ${holder}::jsonb
+        and not exists (select 1 from ${s}.tokens t where t.mint = f.mint and t.agent_id = ${agentId})
+    ) c
+    order by c.seq desc
+    limit ${limit}`.execute(db);
+  return rows.map((r) => ({ mint: r.mint, symbol: r.symbol ?? null }));
+}

@@ -1,27 +1,23 @@
-import { Keypair, PublicKey, TransactionMessage, VersionedTransaction, LAMPORTS_PER_SOL } from '@solana/web3.js';
+import { Keypair, PublicKey, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
 import {
   PACKET_DATA_SIZE,
   assertCanPay,
   balanceLamports,
   deployInstructions,
-  feeShareInstructions,
   lamportsToSol,
   rawToUi,
   solToLamports,
-  type ActionOutcome,
 } from '@svc/chain';
 import { Rejected } from '@svc/domain';
-import { TREASURY_WALLET } from '@svc/runtime';
 import type { Services } from '../services';
 import { hostDeployMetadata } from '../tokens/media';
+import { defaultShares, shareFees } from './share';
 import { beforeSending, traderOf } from './trade';
 import { actionReply } from './transfer';
 
 /** What a deploy needs beside the dev buy: the mint, curve and token accounts' rent, and the fees ("about 0.03 SOL"). */
 export const DEPLOY_RESERVE_LAMPORTS = 30_000_000n;
-/** The default split of a sharing coin's creator fee. */
-export const CITIZEN_SHARE_BPS = 9_000;
-export const TREASURY_SHARE_BPS = 1_000;
+export { CITIZEN_SHARE_BPS, TREASURY_SHARE_BPS } from './share';
 const TOKEN_DECIMALS = 6;
 
 export interface DeployInput {
@@ -78,13 +74,7 @@ export async function deploy(services: Services, agentId: string, input: DeployI
   const mint = input.idempotencyKey
     ? Keypair.fromSeed(services.serviceWallets.derive(`deploy-mint\n${agentId}\n${input.idempotencyKey}`))
     : Keypair.generate();
-  const treasury = new PublicKey((await services.serviceWallets.wallet(TREASURY_WALLET)).publicKey);
-  const shares = sharing
-    ? [
-        { address: trader.wallet, share_bps: CITIZEN_SHARE_BPS },
-        { address: treasury.toBase58(), share_bps: TREASURY_SHARE_BPS },
-      ]
-    : [];
+  const shares = sharing ? await defaultShares(services, trader.wallet) : [];
   const request = {
     mint: mint.publicKey,
     user: trader.owner,
@@ -140,47 +130,4 @@ export async function deploy(services: Services, agentId: string, input: DeployI
   const deployed = created.summary as typeof summary;
   if (!sharing) return { ...reply, fee_share: { status: 'off', shares: [], signature: null } };
   return { ...reply, fee_share: await shareFees(services, agentId, trader.wallet, new PublicKey(deployed.mint), deployed.fee_share.shares, sign, input.idempotencyKey) };
-}
-
-/**
- * The sharing config of a coin the citizen created, as its own action: `active` once confirmed, otherwise
- * `pending` with why, and handed out unsigned when the deploy was.
- */
-async function shareFees(
-  services: Services,
-  agentId: string,
-  wallet: string,
-  mint: PublicKey,
-  shares: { address: string; share_bps: number }[],
-  sign: boolean,
-  idempotencyKey: string | undefined,
-): Promise<Record<string, unknown>> {
-  const creator = new PublicKey(wallet);
-  const details = { mint: mint.toBase58(), status: 'active', shares };
-  let outcome: ActionOutcome;
-  try {
-    outcome = await services.pipeline.run({
-      action: 'fee_share',
-      agentId,
-      wallet,
-      sign,
-      idempotencyKey: idempotencyKey === undefined ? undefined : `${idempotencyKey}:fee_share`,
-      holdKey: `fee_share:${mint.toBase58()}`,
-      record: { type: 'RecordAction', agentId, data: { action: 'fee_share', wallet, details } },
-      summary: details,
-      build: async () => ({
-        instructions: await feeShareInstructions(
-          creator,
-          mint,
-          shares.map((s) => ({ address: new PublicKey(s.address), shareBps: s.share_bps })),
-        ),
-      }),
-      check: (fee) => assertCanPay(services.chain.connection, creator, { lamports: BigInt(LAMPORTS_PER_SOL / 500), fee }).then(() => undefined),
-    });
-  } catch (error) {
-    if (!(error instanceof Rejected)) throw error;
-    return { status: 'pending', shares, signature: null, error: { code: error.code, message: error.message } };
-  }
-  if (!outcome.executed) return { status: 'pending', shares, signature: null, transaction: outcome.transaction, reference: outcome.reference };
-  return { status: 'active', shares, signature: outcome.signature };
 }
