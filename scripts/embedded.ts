@@ -1,9 +1,10 @@
 import { startBundledLocalnet, type Localnet } from '@svc/app-localnet';
 import { startProjector, type RunningProjector } from '@svc/app-projector';
 import { startWorkers, type RunningWorkers, type WorkersOptions } from '@svc/app-workers';
+import { PROJECTED_CHANNEL, type Bus } from '@svc/bus';
 import type { Config } from '@svc/config';
 import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
-import { TREASURY_WALLET, buildRuntime, connectChain, createLogger } from '@svc/runtime';
+import { TREASURY_WALLET, buildRuntime, connectChain, createLogger, ensureServiceToken, ensureTreasuryCitizen } from '@svc/runtime';
 import { startServer, type RunningApi } from '../apps/api/src/server';
 
 export type EmbeddedOptions = WorkersOptions;
@@ -13,6 +14,30 @@ export interface RunningServer extends RunningApi {
   workers: RunningWorkers;
   /** The bundled chain, when this process runs it (SOLANA_RPC_URL unset). */
   localnet?: Localnet;
+}
+
+/** Follows the projector's announcements on the bus from now: `past` resolves once one reached `seq` (or `ms` passed). */
+async function announcements(bus: Bus): Promise<{ past(seq: number, ms: number): Promise<void> }> {
+  let announced = -1;
+  let wake: () => void = () => {};
+  const unsubscribe = await bus.subscribe(PROJECTED_CHANNEL, (message) => {
+    announced = Math.max(announced, message.seq);
+    wake();
+  });
+  return {
+    async past(seq, ms) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        wake = () => {
+          if (announced < seq) return;
+          clearTimeout(timer);
+          resolve();
+        };
+        wake();
+      });
+      await unsubscribe();
+    },
+  };
 }
 
 /**
@@ -34,6 +59,8 @@ export async function startEmbedded(config: Config, options: EmbeddedOptions = {
     await localnet?.close();
   };
   try {
+    // Before anything else writes: on a new ledger, @treasury is its first citizen.
+    await ensureTreasuryCitizen(runtime);
     if (!config.solanaRpcUrl) {
       localnet = await startBundledLocalnet({
         port: config.localnetPort,
@@ -59,6 +86,14 @@ export async function startEmbedded(config: Config, options: EmbeddedOptions = {
     });
     workers = await startWorkers(runtime, options);
     const api = await startServer(config, { runtime });
+    // After the API listens: the token's metadata is hosted at the public URL, which names the port it took.
+    if (localnet && !config.treasuryTokenMint) {
+      const announced = await announcements(runtime.bus);
+      const before = runtime.writer.head.seq;
+      await ensureServiceToken(runtime).catch((err) => log.error({ err }, 'the service token could not be deployed; the treasury buys nothing until TREASURY_TOKEN_MINT is set'));
+      // A /ws client that connects once the start returns is pushed what comes after it, not the deploy.
+      await announced.past(runtime.writer.head.seq > before ? runtime.writer.head.seq : -1, config.readYourWritesMs);
+    }
     let closing: Promise<void> | undefined;
     return {
       ...api,

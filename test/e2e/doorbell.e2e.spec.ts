@@ -152,7 +152,7 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
     expect(res.body).toEqual({
       ok: true,
       updated: false,
-      doorbell: { id: expect.stringMatching(/^door_[0-9A-Z]{26}$/), url: receiver.url('/alice'), kinds: ['post', 'action', 'bounty'], has_secret: true, muted: false, failures: 0, created_at: expect.any(Number) },
+      doorbell: { id: expect.stringMatching(/^door_[0-9A-Z]{26}$/), url: receiver.url('/alice'), kinds: ['post', 'action', 'bounty', 'buyback'], has_secret: true, muted: false, failures: 0, created_at: expect.any(Number) },
     });
     expect(await list(alice)).toEqual([res.body.doorbell]);
 
@@ -250,7 +250,7 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
       const res = await ring(frank, { url });
       expect([url, res.status, res.body.error?.code, res.body.error?.field]).toEqual([url, 400, 'invalid_request', 'url']);
     }
-    for (const body of [{ url: 'https://example.com', kinds: [] }, { url: 'https://example.com', kinds: ['buyback'] }, { url: 'https://example.com', secret: '' }]) {
+    for (const body of [{ url: 'https://example.com', kinds: [] }, { url: 'https://example.com', kinds: ['ledger'] }, { url: 'https://example.com', secret: '' }]) {
       expect((await ring(frank, body)).body.error.code).toBe('invalid_request');
     }
     expect((await call('POST', '/api/v1/doorbell', { body: { url: 'https://example.com' } })).status).toBe(401);

@@ -193,7 +193,8 @@ describe('/ws and /pulse over real clients', () => {
   it('serves pulse counts with an ETag, 304 when unchanged, and has_new_for_you with a key', async () => {
     const [alice, bob] = [await citizen(), await citizen()];
     const first = await call(base, 'GET', '/api/v1/pulse');
-    expect(first.body).toMatchObject({ ok: true, citizens: expect.any(Number), tokens: 0, trades: 0, open_bounties: expect.any(Number), sol_usd: 150, ledger: { seq: expect.any(Number) } });
+    // The one coin at first boot is the service token, which the treasury deployed.
+    expect(first.body).toMatchObject({ ok: true, citizens: expect.any(Number), tokens: 1, trades: 0, open_bounties: expect.any(Number), sol_usd: 150, ledger: { seq: expect.any(Number) } });
     expect(first.body).not.toHaveProperty('has_new_for_you');
     const etag = first.headers.get('etag')!;
     expect((await call(base, 'GET', '/api/v1/pulse', { headers: { 'if-none-match': etag } })).status).toBe(304);

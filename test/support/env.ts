@@ -50,7 +50,11 @@ export function tempDir(label: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `svc-${label}-`));
 }
 
-/** A configuration as the environment would give it, for a test: port 0, quiet logs, generous limits. */
+/**
+ * A configuration as the environment would give it, for a test: port 0, quiet logs, generous limits, and no
+ * treasury cycles of their own (a test runs one with `workers.treasury.runCycle()`), since a cycle distributes
+ * the fees of every sharing coin and spends the treasury's SOL whenever it comes.
+ */
 export function testConfig(env: Record<string, string | undefined>): Config {
   return loadConfig({
     PORT: '0',
@@ -60,6 +64,7 @@ export function testConfig(env: Record<string, string | undefined>): Config {
     REGISTER_PER_IP_PER_HOUR: '100000',
     LOCALNET_PORT: '0',
     REDIS_PREFIX: `t${randomBytes(4).toString('hex')}`,
+    TREASURY_CYCLE_MS: '0',
     ...env,
   } as NodeJS.ProcessEnv);
 }

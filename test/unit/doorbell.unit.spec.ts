@@ -137,7 +137,7 @@ describe('doorbell request schemas', () => {
     [{}, 'url', /url is required/],
     [{ url: 'https://example.com', kinds: [] }, 'kinds', /fewer than 1/],
     [{ url: 'https://example.com', kinds: ['post', 'post'] }, 'kinds', /duplicate/],
-    [{ url: 'https://example.com', kinds: ['buyback'] }, 'kinds.0', /one of "post", "action", "bounty"/],
+    [{ url: 'https://example.com', kinds: ['ledger'] }, 'kinds.0', /one of "post", "action", "bounty", "buyback"/],
     [{ url: 'https://example.com', secret: '' }, 'secret', /fewer than 1/],
     [{ url: 'https://example.com', secret: 'x'.repeat(257) }, 'secret', /more than 256/],
     [{ url: 'x'.repeat(2049) }, 'url', /more than 2048/],

@@ -290,5 +290,5 @@ class DoorbellWorker implements RunningDoorbellWorker {
 function rings(message: Notification): boolean {
   const entries = message.entries;
   if (!Array.isArray(entries)) return true;
-  return entries.some((entry) => RINGING_KINDS.includes(kindOf(String((entry as { type?: unknown }).type))));
+  return entries.some((entry) => RINGING_KINDS.includes(kindOf(String((entry as { type?: unknown }).type), (entry as { data?: unknown }).data)));
 }

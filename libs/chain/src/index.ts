@@ -4,6 +4,7 @@ export * from './errors';
 export * from './transactions';
 export * from './handout';
 export * from './pipeline';
+export * from './observe';
 export * from './tokens';
 export * from './venues';
 export * from './pda';

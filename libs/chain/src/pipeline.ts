@@ -14,6 +14,7 @@ import { LEDGER_STREAM, type EventStore, type LedgerEntry, type LedgerWriter } f
 import type { ChainOutbox, OutboxError, OutboxRow } from '@svc/vault';
 import { ChainError, isRpcUnreachable, toChainError } from './errors';
 import { findHandedOut, messageHash, withReference } from './handout';
+import { observeTransaction, type ObserveSpec } from './observe';
 import {
   confirmSignature,
   encodeUnsigned,
@@ -50,7 +51,13 @@ const SLOT_MARGIN = 150;
 
 /** The ledger command that records an action once its transaction confirmed; the pipeline adds the signature. */
 export type RecordTemplate =
-  | { type: 'RecordAction'; agentId: string; data: Omit<ActionRecordedData, 'signature'> }
+  | {
+      type: 'RecordAction';
+      agentId: string;
+      data: Omit<ActionRecordedData, 'signature'>;
+      /** Read the confirmed transaction and record what it moved under `details.observed`. */
+      observe?: ObserveSpec;
+    }
   | { type: 'AwardBounty'; agentId: string; data: { bounty_id: string; submission_id: string } };
 
 export interface BuiltTransaction {
@@ -385,8 +392,7 @@ export class ActionPipeline {
    */
   private async record(row: OutboxRow): Promise<{ seq: number; hash: string } | null> {
     const signature = row.signature!;
-    const template = row.record as RecordTemplate;
-    const command = { ...template, data: { ...template.data, signature } } as LedgerCommand;
+    const command = await this.commandFor(row.record as RecordTemplate, signature);
     // An append is always decided at the true head, but a refusal is only final there: a process that has
     // not seen the citizen or the bounty (made through another one) refuses without touching the store.
     let outcome = await this.deps.writer.execute(command);
@@ -403,6 +409,16 @@ export class ActionPipeline {
     const receipt = last ? { seq: last.seq, hash: last.hash } : ((await this.deps.outbox.get(row.id))?.receipt ?? (await this.recordedReceipt(signature)));
     await this.deps.outbox.markDone(row.id, receipt);
     return receipt;
+  }
+
+  private async commandFor(template: RecordTemplate, signature: string): Promise<LedgerCommand> {
+    if (template.type === 'RecordAction' && template.observe) {
+      const { observe, ...rest } = template;
+      // Read again whoever records it (a retry, recovery): a confirmed transaction always shows the same balances.
+      const observed = await observeTransaction(this.connection, signature, observe);
+      return { ...rest, data: { ...rest.data, signature, details: { ...rest.data.details, observed } } };
+    }
+    return { ...template, data: { ...template.data, signature } } as LedgerCommand;
   }
 
   private async recordedReceipt(signature: string): Promise<{ seq: number; hash: string }> {

@@ -43,6 +43,16 @@ export interface Config {
   bodyLimit: string;
   /** How often a process's recovery pass looks for on-chain actions another (dead) process left unsettled. */
   outboxRecoveryMs: number;
+  /** The service token the treasury buys back and burns; unset = the one the embedded start deployed, if any. */
+  treasuryTokenMint?: string;
+  /** How often the treasury runs a buyback cycle; 0 = never on its own (cycles run only when asked). */
+  treasuryCycleMs: number;
+  /** SOL the treasury always keeps, for network fees and rent. */
+  treasuryReserveSol: number;
+  /** A buyback runs only when the treasury holds at least this much SOL above its reserve. */
+  treasuryMinBuySol: number;
+  /** Slippage of the treasury's buys, in basis points. */
+  treasurySlippageBps: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -78,6 +88,16 @@ function trustProxy(raw: string | undefined): string | number | boolean {
   return Number.isInteger(n) ? n : raw;
 }
 
+function base58Key(raw: string | undefined, name: string): string | undefined {
+  if (raw !== undefined && !/^[1-9A-HJ-NP-Za-km-z]{32,44}$/.test(raw)) throw new Error(`${name} must be a base58 Solana address, got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
+function cyclePeriod(ms: number): number {
+  if (ms === 0) return 0;
+  return within(ms, 'TREASURY_CYCLE_MS', 100, 86_400_000, '0 turns the schedule off; otherwise a period in milliseconds');
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 8080);
   const dataDir = path.resolve(str(env, 'DATA_DIR') ?? './data');
@@ -109,6 +129,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projectorHealthPort: int(env, 'PROJECTOR_HEALTH_PORT', 9464),
     bodyLimit: str(env, 'BODY_LIMIT') ?? '6mb',
     outboxRecoveryMs: within(int(env, 'OUTBOX_RECOVERY_MS', 30_000), 'OUTBOX_RECOVERY_MS', 100, 86_400_000, 'a period in milliseconds'),
+    treasuryTokenMint: base58Key(str(env, 'TREASURY_TOKEN_MINT'), 'TREASURY_TOKEN_MINT'),
+    treasuryCycleMs: cyclePeriod(int(env, 'TREASURY_CYCLE_MS', 60_000)),
+    treasuryReserveSol: within(int(env, 'TREASURY_RESERVE_SOL', 0.05), 'TREASURY_RESERVE_SOL', 0.01, 1e6, 'it pays network fees, the rent of the accounts a first buy opens, and keeps the wallet rent-exempt'),
+    treasuryMinBuySol: within(int(env, 'TREASURY_MIN_BUY_SOL', 0.01), 'TREASURY_MIN_BUY_SOL', 0, 1e6, 'an amount of SOL'),
+    treasurySlippageBps: within(int(env, 'TREASURY_SLIPPAGE_BPS', 500), 'TREASURY_SLIPPAGE_BPS', 0, 9_999, 'basis points'),
   };
 }
 
@@ -119,4 +144,5 @@ export const CONFIG_VARIABLES = [
   'LOCALNET_PORT', 'LOCALNET_SOL_USD', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
   'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'SNAPSHOT_EVERY', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS',
+  'TREASURY_TOKEN_MINT', 'TREASURY_CYCLE_MS', 'TREASURY_RESERVE_SOL', 'TREASURY_MIN_BUY_SOL', 'TREASURY_SLIPPAGE_BPS',
 ] as const;

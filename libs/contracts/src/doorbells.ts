@@ -1,7 +1,7 @@
 import { millis, seq } from './common';
 import type { JsonSchema } from './validator';
 
-export const DOORBELL_KINDS = ['post', 'action', 'bounty'] as const;
+export const DOORBELL_KINDS = ['post', 'action', 'bounty', 'buyback'] as const;
 export type DoorbellKind = (typeof DOORBELL_KINDS)[number];
 
 /** At most this many doorbells per citizen (the spec's limit). */
@@ -56,7 +56,7 @@ export const registerDoorbellBody: JsonSchema = {
       maxItems: DOORBELL_KINDS.length,
       uniqueItems: true,
       items: { type: 'string', enum: [...DOORBELL_KINDS] },
-      description: 'which events ring it; all three when left out',
+      description: 'which events ring it (`buyback`: the treasury bought back the service token); all of them when left out',
     },
   },
 };

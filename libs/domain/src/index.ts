@@ -6,6 +6,8 @@ export * from './bounties/bounty';
 export * from './bounties/decide';
 export * from './actions/action';
 export * from './actions/decide';
+export * from './treasury/treasury';
+export * from './treasury/decide';
 export * from './caps/dailyCaps';
 export * from './ledgerModel';
 export * from './kinds';

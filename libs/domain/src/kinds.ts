@@ -6,13 +6,14 @@ export type EventKind = 'post' | 'action' | 'bounty' | 'buyback' | 'ledger';
 /** The kinds pushed to /ws and doorbells; every other entry is `ledger` (still on /changes). */
 export const PUSHED_KINDS: readonly EventKind[] = ['post', 'action', 'bounty', 'buyback'];
 
-export function kindOf(type: string): EventKind {
+/** The kind of an entry; `data` tells a treasury buyback (an action) from the other actions. */
+export function kindOf(type: string, data?: unknown): EventKind {
   const known = type as LedgerEventType;
   switch (known) {
     case 'PostCreated':
       return 'post';
     case 'ActionRecorded':
-      return 'action';
+      return (data as { action?: unknown } | undefined)?.action === 'buyback' ? 'buyback' : 'action';
     case 'BountyPosted':
     case 'BountySubmitted':
     case 'BountyAwarded':

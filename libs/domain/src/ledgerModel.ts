@@ -8,11 +8,12 @@ import { evolveCitizens, initialCitizens, restoreCitizens, snapshotCitizens, typ
 import { decideCitizen, type CitizenCommand } from './citizens/decide';
 import { decidePost, type PostCommand } from './posts/decide';
 import { evolvePosts, initialPosts, restorePosts, snapshotPosts, type PostEvent, type PostsState } from './posts/post';
+import { decideTreasury, type TreasuryCommand } from './treasury/decide';
 
 /** Every event type on the public ledger. */
 export type LedgerEvent = CitizenEvent | PostEvent | BountyEvent | ActionEvent;
 export type LedgerEventType = LedgerEvent['type'];
-export type LedgerCommand = CitizenCommand | PostCommand | BountyCommand | ActionCommand;
+export type LedgerCommand = CitizenCommand | PostCommand | BountyCommand | ActionCommand | TreasuryCommand;
 
 /** The state every decision is taken against: consistent with the ledger head, never a read model. */
 export interface LedgerState {
@@ -88,6 +89,8 @@ export const ledgerModel: LedgerModel<LedgerState, LedgerCommand> = {
         return decideBounty(command, state.bounties, state.citizens, state.actions, state.caps, now);
       case 'RecordAction':
         return decideAction(command, state.actions, state.citizens);
+      case 'RegisterTreasury':
+        return decideTreasury(command, state.citizens);
       default: {
         const never: never = command;
         return never;

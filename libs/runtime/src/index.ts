@@ -3,3 +3,4 @@ export * from './storage';
 export * from './runtime';
 export * from './process';
 export * from './safeAgent';
+export * from './treasury';

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { createBus, type Bus } from '@svc/bus';
 import { ActionPipeline, DeployLookupTable, SolanaChain, keypairFromSecret, rememberProgramAddresses } from '@svc/chain';
 import type { Config } from '@svc/config';
-import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
+import { isReservedHandle, ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { Attestor, HeadReader, LEDGER_STREAM, LedgerWriter, SnapshotStore, type EventStore } from '@svc/ledger';
 import type { SqlDatabase } from '@svc/readmodel';
 import { ChainOutbox, DoorbellStore, MediaStore, ServiceWallets, Vault, loadMasterKey } from '@svc/vault';
@@ -102,6 +102,13 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
     throw error;
   }
   const bus = openBus(config);
+  // The treasury's key is kept once, as a service wallet: @treasury's actions are signed with it.
+  const treasurySecret = async (agentId: string): Promise<Uint8Array | undefined> => {
+    const citizen = writer.view((state) => state.citizens.byId.get(agentId));
+    if (!citizen || citizen.custody !== 'service' || !isReservedHandle(citizen.handle)) return undefined;
+    const treasury = await serviceWallets.wallet(TREASURY_WALLET);
+    return treasury.publicKey === citizen.wallet ? treasury.secretKey : undefined;
+  };
   let closing: Promise<void> | undefined;
   const runtime: Runtime = {
     config,
@@ -117,7 +124,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
       outbox: chainOutbox,
       writer,
       store,
-      walletSecret: (agentId) => vault.walletSecret(agentId),
+      walletSecret: async (agentId) => (await vault.walletSecret(agentId)) ?? (await treasurySecret(agentId)),
       log,
     }),
     doorbells,

@@ -314,6 +314,19 @@ export class ChainOutbox {
     return row ? toRow(row) : undefined;
   }
 
+  /** This citizen's rows of these actions that are not settled yet (reserved, unsigned or sent). */
+  async unsettled(agentId: string, actions: readonly string[]): Promise<OutboxRow[]> {
+    if (actions.length === 0) return [];
+    const rows = await this.database.db
+      .selectFrom(this.table)
+      .selectAll()
+      .where('agent_id', '=', agentId)
+      .where('action', 'in', [...actions])
+      .where('state', 'in', ['reserved', 'unsigned', 'sent'])
+      .execute();
+    return rows.map(toRow);
+  }
+
   /** The handed-out transaction of this citizen with exactly this message. */
   async byMessage(agentId: string, messageHash: string): Promise<OutboxRow | undefined> {
     const row = await this.database.db

@@ -15,7 +15,7 @@ export const MUTE_AFTER_FAILURES = 10;
 /** Attempts one delivery gets before it is given up as `failed` (a replay queues it again). */
 export const MAX_TRIES = 10;
 /** The ledger kinds a doorbell can ring for. */
-export const RINGING_KINDS: readonly string[] = ['post', 'action', 'bounty'];
+export const RINGING_KINDS: readonly string[] = ['post', 'action', 'bounty', 'buyback'];
 
 const FANOUT = 'main';
 /** Delivery rows one fan-out transaction may write: fewer entries per pass as doorbells grow in number. */

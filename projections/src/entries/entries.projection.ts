@@ -32,7 +32,7 @@ export const entriesProjection: Projection = {
           part.map(({ entry, bytes }) => ({
             seq: entry.seq,
             type: entry.type,
-            kind: kindOf(entry.type),
+            kind: kindOf(entry.type, entry.data),
             at: entry.at,
             actor: entry.actor,
             hash: entry.hash,

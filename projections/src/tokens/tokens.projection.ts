@@ -41,7 +41,8 @@ function tradeOf(entry: LedgerEntry): Trade | undefined {
   const { data, details } = actionOf(entry);
   const at = { seq: entry.seq, at: entry.at };
   switch (data.action) {
-    case 'buy': {
+    case 'buy':
+    case 'buyback': {
       const mint = text(details.mint);
       return mint ? { mint, ...at, side: 'buy', sol: number(details.spent_sol) } : undefined;
     }
@@ -62,6 +63,7 @@ function tradeOf(entry: LedgerEntry): Trade | undefined {
     case 'award_payment':
     case 'fee_share':
     case 'submit':
+    case 'fee_distribution':
       return undefined;
     default: {
       // An action a newer build records: not a trade until this one learns it.

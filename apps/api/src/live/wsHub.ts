@@ -73,7 +73,7 @@ interface Client {
 
 /** The frame of one pushed entry: serialised once, sent to every socket as is. */
 export function frameOf(entry: LedgerEntry): string {
-  return JSON.stringify({ kind: kindOf(entry.type), seq: entry.seq, at: entry.at, type: entry.type, actor: entry.actor, data: entry.data, hash: entry.hash });
+  return JSON.stringify({ kind: kindOf(entry.type, entry.data), seq: entry.seq, at: entry.at, type: entry.type, actor: entry.actor, data: entry.data, hash: entry.hash });
 }
 
 function refuse(socket: Duplex, status: number, code: string, message: string, details: Record<string, unknown> = {}): void {
@@ -213,7 +213,7 @@ export class WsHub {
     if (message.seq > this.knownHead) this.knownHead = message.seq;
     const list = (message.entries ?? []) as LedgerEntry[];
     for (const entry of list) {
-      if (!PUSHED.has(kindOf(entry.type))) continue;
+      if (!PUSHED.has(kindOf(entry.type, entry.data))) continue;
       const frame = frameOf(entry);
       let bytes: number | undefined;
       for (const client of this.clients) {

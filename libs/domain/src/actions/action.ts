@@ -1,9 +1,34 @@
 import { Journal, JournaledMap, type LedgerEntry } from '@svc/ledger/model';
 
-export type ActionName = 'deploy' | 'buy' | 'sell' | 'burn' | 'swap' | 'transfer' | 'fee_claim' | 'award_payment' | 'fee_share' | 'submit';
+export type ActionName =
+  | 'deploy'
+  | 'buy'
+  | 'sell'
+  | 'burn'
+  | 'swap'
+  | 'transfer'
+  | 'fee_claim'
+  | 'award_payment'
+  | 'fee_share'
+  | 'submit'
+  | 'fee_distribution'
+  | 'buyback';
 
 /** Every action name, for validating what a stored outbox row or a client names. */
-export const ACTION_NAMES: readonly ActionName[] = ['deploy', 'buy', 'sell', 'burn', 'swap', 'transfer', 'fee_claim', 'award_payment', 'fee_share', 'submit'];
+export const ACTION_NAMES: readonly ActionName[] = [
+  'deploy',
+  'buy',
+  'sell',
+  'burn',
+  'swap',
+  'transfer',
+  'fee_claim',
+  'award_payment',
+  'fee_share',
+  'submit',
+  'fee_distribution',
+  'buyback',
+];
 
 /** An on-chain action the service sent (or recorded) for a citizen, with its signature. */
 export interface ActionRecordedData {

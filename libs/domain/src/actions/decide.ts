@@ -1,5 +1,6 @@
 import type { Decision } from '@svc/ledger/model';
 import type { CitizensState } from '../citizens/citizen';
+import { isReservedHandle } from '../treasury/treasury';
 import type { ActionRecordedData, ActionsState } from './action';
 
 /** Sent once a transaction confirmed on-chain: records it, with its signature, as the action it was built for. */
@@ -15,6 +16,10 @@ export function decideAction(command: ActionCommand, state: ActionsState, citize
       if (!citizen) return { ok: false, rejection: { code: 'not_found', message: `citizen ${agentId} not found` } };
       if (citizen.wallet !== data.wallet) {
         return { ok: false, rejection: { code: 'invalid_request', message: `wallet ${data.wallet} is not the wallet of ${agentId}` } };
+      }
+      // A buyback is announced to everyone as the treasury's: no one else's action may pass for one.
+      if (data.action === 'buyback' && !isReservedHandle(citizen.handle)) {
+        return { ok: false, rejection: { code: 'invalid_request', message: 'only @treasury records buybacks' } };
       }
       return { ok: true, events: [{ type: 'ActionRecorded', actor: agentId, data: { ...data } }] };
     }

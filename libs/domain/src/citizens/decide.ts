@@ -1,4 +1,5 @@
 import type { Decision } from '@svc/ledger/model';
+import { isReservedHandle } from '../treasury/treasury';
 import type { CitizenRegisteredData, CitizensState } from './citizen';
 
 /** Ids, keys and the wallet are made by the caller, so deciding stays pure and replayable. */
@@ -8,6 +9,9 @@ export function decideCitizen(command: CitizenCommand, state: CitizensState): De
   switch (command.type) {
     case 'RegisterCitizen': {
       const { data } = command;
+      if (isReservedHandle(data.handle)) {
+        return { ok: false, rejection: { code: 'handle_taken', message: `the handle "${data.handle}" is reserved for the service's own citizen`, details: { reserved: true } } };
+      }
       if (state.byHandle.has(data.handle.toLowerCase())) {
         return { ok: false, rejection: { code: 'handle_taken', message: `handle "${data.handle}" is taken (handles are case-insensitive)` } };
       }

@@ -23,7 +23,7 @@ export default defineRoute<RegisterDoorbellBody>({
   auth: 'auth',
   status: 201,
   tag: 'Doorbells',
-  summary: 'Register a webhook: an https URL that receives post, action and/or bounty events; at most 3 per citizen',
+  summary: 'Register a webhook: an https URL that receives post, action, bounty and/or buyback events; at most 3 per citizen',
   description:
     'Each matching ledger entry after the registration is POSTed as JSON `{kind, seq, at, data}` (data: the entry’s data plus its ' +
     '`type`, `actor` and `hash`) with headers `x-svc-delivery`, `x-svc-seq`, `x-svc-kind` and, when a `secret` is set, ' +
