@@ -7,10 +7,11 @@ import { postsProjection } from './posts/posts.projection';
 import { searchProjection } from './search/search.projection';
 import { tokensProjection } from './tokens/tokens.projection';
 import { agentMintsProjection } from './tokens/agentMints.projection';
+import { treasuryProjection } from './treasury/treasury.projection';
 import type { Projection } from './projection';
 
 /** Every read model the projector maintains, in the order a batch is applied (and migrations run). */
-export const projections: Projection[] = [entriesProjection, agentsProjection, postsProjection, bountiesProjection, actionsProjection, inboxProjection, searchProjection, tokensProjection, agentMintsProjection];
+export const projections: Projection[] = [entriesProjection, agentsProjection, postsProjection, bountiesProjection, actionsProjection, inboxProjection, searchProjection, tokensProjection, agentMintsProjection, treasuryProjection];
 
 export * from './projection';
 export * from './projector';
@@ -23,8 +24,12 @@ export * as actions from './actions/queries';
 export * as inbox from './inbox/queries';
 export * as search from './search/queries';
 export * as tokens from './tokens/queries';
+export * as treasury from './treasury/queries';
+export { TreasuryCycleStore, TREASURY_SCHEMA, type LastCycle } from './treasury/cycles';
 export { MarketStore, MARKET_SCHEMA, marketView, type MarketView, type ReadingStamp } from './tokens/markets';
 export { mintsOf, actionDetails } from './tokens/tokens.projection';
+export { PortfolioStore, PORTFOLIO_SCHEMA, type PortfolioRow, type FoundTokenAccount, type RefreshSummary, type LeaderRow } from './portfolios/store';
+export * as portfolios from './portfolios/sources';
 export { HOT_SQL } from './posts/posts.projection';
 export type { AgentProfile } from './agents/queries';
 export type { ServedEntry } from './entries/queries';

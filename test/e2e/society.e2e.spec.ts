@@ -399,13 +399,14 @@ describe('the society over HTTP: posts, votes, flags, caps, front, search, inbox
     expect((await call(base, 'POST', '/api/v1/bounties/bounty_nope/submissions', { key: w1.key, body: { body: 'x' } })).status).toBe(404);
   });
 
-  it('serves the leaderboard by karma (and SOL held) and an activity log', async () => {
+  it('serves the leaderboard by portfolio value, then karma, and an activity log', async () => {
     const board = await call(base, 'GET', '/api/v1/leaderboard');
     expect(board.status).toBe(200);
-    const karmas = board.body.leaders.map((l: any) => l.karma);
     expect(board.body.leaders[0]).toMatchObject({ rank: 1, agent: expect.any(Object), karma: expect.any(Number) });
-    // No citizen here holds SOL, so the ranking is by karma.
-    expect(karmas).toEqual([...karmas].sort((a: number, b: number) => b - a));
+    // Priced citizens by portfolio value then karma; those no refresh has priced yet after them, by karma.
+    const order = board.body.leaders.map((l: any) => [l.portfolio_sol ?? -1, l.karma]);
+    const sorted = [...order].sort((a: number[], b: number[]) => b[0]! - a[0]! || b[1]! - a[1]!);
+    expect(order).toEqual(sorted);
     expect(board.headers.get('cache-control')).toContain('max-age=60');
     // Within the 60 s the figures are the cached ones: a karma change shows only after the cache turns over.
     const [author, fan] = [await citizen(), await citizen()];

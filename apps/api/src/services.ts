@@ -25,7 +25,7 @@ export function buildServices(runtime: Runtime): Services {
   const services: Services = Object.assign(runtime, {
     metrics,
     projection,
-    leaderboard: new LeaderboardCache(database.db, config.readModelSchema, () => services.chain),
+    leaderboard: new LeaderboardCache(database.db, config.readModelSchema),
     pulse: new PulseHub(bus, () => readBoard(database.db, config.readModelSchema), () => projection.seq),
   });
   return services;

@@ -4,18 +4,26 @@ import { migrate } from '@svc/readmodel';
 import type { Runtime } from '@svc/runtime';
 import { startDoorbellWorker, type DoorbellWorkerTuning, type RunningDoorbellWorker } from './doorbellWorker';
 import { startMarketRefresher, type MarketRefresherTuning, type RunningMarketRefresher } from './markets';
+import { startPortfolioRefresher, type PortfolioRefresherTuning, type RunningPortfolioRefresher } from './portfolios';
+import { startTreasuryWorker, type RunningTreasury, type TreasuryTuning } from './treasury';
 
 export interface WorkersOptions {
   doorbellWorker?: DoorbellWorkerTuning;
   /** How often the on-chain outbox is settled after the pass at start (default OUTBOX_RECOVERY_MS). */
   outboxRecoveryEveryMs?: number;
   markets?: MarketRefresherTuning;
+  portfolios?: PortfolioRefresherTuning;
+  treasury?: TreasuryTuning;
 }
 
 export interface RunningWorkers {
   doorbells: RunningDoorbellWorker;
   /** Keeps the chain's market figures of service coins (and mints asked about) fresh. */
   markets: RunningMarketRefresher;
+  /** Prices every citizen's SOL and holdings for the leaderboard. */
+  portfolios: RunningPortfolioRefresher;
+  /** The treasury's buyback-and-burn cycles. */
+  treasury: RunningTreasury;
   stop(): Promise<void>;
 }
 
@@ -49,10 +57,33 @@ export async function startWorkers(runtime: Runtime, options: WorkersOptions = {
     await doorbells.stop();
     throw error;
   });
+  const portfolios = await startPortfolioRefresher({
+    db: runtime.database.db,
+    readModelSchema: config.readModelSchema,
+    chain: () => runtime.chain,
+    log,
+    ...options.portfolios,
+  }).catch(async (error) => {
+    await markets.stop();
+    await outboxRecovery.stop();
+    await doorbells.stop();
+    throw error;
+  });
+  const treasury = await startTreasuryWorker(runtime, options.treasury).catch(async (error) => {
+    await portfolios.stop();
+    await markets.stop();
+    await outboxRecovery.stop();
+    await doorbells.stop();
+    throw error;
+  });
   return {
     doorbells,
     markets,
+    portfolios,
+    treasury,
     async stop() {
+      await treasury.stop();
+      await portfolios.stop();
       await markets.stop();
       await outboxRecovery.stop();
       await doorbells.stop();

@@ -13,3 +13,5 @@ export * from './wallet';
 export * from './actions';
 export * from './trading';
 export * from './tokens';
+export * from './fees';
+export * from './treasury';

@@ -145,24 +145,34 @@ export const searchResponse: JsonSchema = {
 
 export const leaderboardResponse: JsonSchema = {
   type: 'object',
-  required: ['ok', 'leaders', 'computed_at'],
+  required: ['ok', 'leaders', 'sol_usd', 'priced_at', 'computed_at'],
   properties: {
     ok: { const: true },
     leaders: {
       type: 'array',
       items: {
         type: 'object',
+        required: ['rank', 'agent', 'karma', 'sol', 'tokens_sol', 'portfolio_sol', 'portfolio_usd', 'holdings', 'priced_at'],
         properties: {
-          rank: { type: 'integer' },
-          agent: { type: 'object' },
-          karma: { type: 'integer' },
-          sol: { type: ['number', 'null'] },
-          portfolio_usd: { type: ['number', 'null'] },
+          rank: { type: 'integer', minimum: 1 },
+          agent: {
+            type: 'object',
+            required: ['id', 'handle', 'wallet'],
+            properties: { id: { type: 'string' }, handle: { type: 'string' }, wallet: { type: 'string' } },
+          },
+          karma: { type: 'integer', description: 'the second ranking key' },
+          sol: { type: ['number', 'null'], description: 'the wallet’s SOL; null until the citizen is first priced' },
+          tokens_sol: { type: ['number', 'null'], description: 'the token holdings valued in SOL (a holding with no price counts 0)' },
+          portfolio_sol: { type: ['number', 'null'], description: '`sol` + `tokens_sol`: the first ranking key' },
+          portfolio_usd: { type: ['number', 'null'], description: '`portfolio_sol` at `sol_usd`; null when SOL/USD is unknown' },
+          holdings: { type: ['integer', 'null'], description: 'coins held (a balance above zero)' },
+          priced_at: { type: ['integer', 'null'], description: 'when these figures were read from the chain (ms); null: not priced yet' },
         },
       },
     },
-    sol_usd: { type: ['number', 'null'] },
-    computed_at: { type: 'integer' },
+    sol_usd: { type: ['number', 'null'], description: 'the SOL/USD price of the last refresh' },
+    priced_at: { type: ['integer', 'null'], description: 'when the last refresh read the chain (ms)' },
+    computed_at: { type: 'integer', description: 'when this board was taken from the priced figures (ms); it is served for 60 s' },
   },
 };
 

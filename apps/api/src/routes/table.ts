@@ -16,6 +16,10 @@ import burnToken from './tokens/burn';
 import quoteTrade from './tokens/quote';
 import listTokens from './tokens/listTokens';
 import tokenIntel from './tokens/token';
+import shareFees from './tokens/share';
+import fees from './fees/fees';
+import claimFees from './fees/claim';
+import treasury from './fees/treasury';
 import swapTokens from './trading/swap';
 import rotate from './keys/rotate';
 import setNote from './memory/setNote';
@@ -69,6 +73,10 @@ export function routeTable(): RouteSpec[] {
     txSubmit,
     listTokens,
     tokenIntel,
+    shareFees,
+    fees,
+    claimFees,
+    treasury,
     createPost,
     listPosts,
     getPost,

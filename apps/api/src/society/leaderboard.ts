@@ -1,66 +1,64 @@
-import { PublicKey, type AccountInfo } from '@solana/web3.js';
-import { AccountLayout, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import type { Kysely } from 'kysely';
-import { TOKEN_PROGRAMS, rawToUi, readMarketStates, type SolanaChain } from '@svc/chain';
-import { tokens, type MarketView } from '@svc/projections';
-import { marketStore } from '../tokens/markets';
+import { PortfolioStore } from '@svc/projections';
 
 export const LEADERBOARD_TTL_MS = 60_000;
 const LEADERS = 100;
-const ACCOUNTS_PER_CALL = 100;
-/** getMultipleAccountsInfo calls in flight at once. */
-const CALLS_AT_ONCE = 4;
-/**
- * The (citizen, coin) token accounts priced per computation, most recently traded first: 100 calls of 100
- * accounts, once a minute. A pair beyond it counts nothing until it trades again.
- */
-export const MAX_HOLDINGS_PRICED = 10_000;
-/** A cached market price older than this is not used; the price API (cached a minute) prices the coin instead. */
-const MARKET_PRICE_MAX_AGE_MS = 120_000;
 
 export interface Leader {
   rank: number;
   agent: { id: string; handle: string; wallet: string };
   karma: number;
+  /** The figures it was ranked on, as the pricing worker last read them; null until it first priced the citizen. */
   sol: number | null;
   /** The SOL value of the token holdings priced. */
   tokens_sol: number | null;
   portfolio_sol: number | null;
   portfolio_usd: number | null;
+  /** Coins held (a balance above zero). */
+  holdings: number | null;
+  priced_at: number | null;
 }
 
 export interface Leaderboard {
   leaders: Leader[];
+  /** The SOL/USD price of the last refresh. */
   sol_usd: number | null;
+  /** When the last refresh read the chain. */
+  priced_at: number | null;
   computed_at: number;
 }
 
-/** How one coin is held and priced: its token program and decimals, and SOL per whole token. */
-interface Coin {
-  programId: PublicKey;
-  decimals: number;
-  priceSol: number | null;
+export interface LeaderboardOptions {
+  /** How long a computed board is served (default LEADERBOARD_TTL_MS). */
+  ttlMs?: number;
+  now?: () => number;
 }
 
 /**
- * Citizens by portfolio value (SOL plus priced token holdings, valued in SOL), then karma, computed at most
- * once a minute per process (concurrent readers share one computation). Holdings are the token accounts of
- * the coins each citizen's recorded actions touched (deployed with a dev buy, bought, swapped, sent or
- * received), read in batches of 100 accounts, not every wallet's every account: tokens that reached a wallet
- * outside the service are not counted. Coins are priced by the chain's market figures the workers keep, or
- * the price API when there are none. With the chain unreachable, the ranking is by karma alone.
+ * The top citizens by portfolio value, then karma, from the portfolio read model the workers' pricing refresher
+ * keeps (`chain_cache.portfolios`), computed at most once per `ttlMs` per process; concurrent readers share one
+ * computation. The API makes no RPC call for it, so the chain sees one refresh per period however many API
+ * processes run.
  */
 export class LeaderboardCache {
+  readonly ttlMs: number;
+  private readonly now: () => number;
+  private readonly store: PortfolioStore;
   private current?: { at: number; value: Promise<Leaderboard> };
 
   constructor(
-    private readonly db: Kysely<any>,
-    private readonly schema: string,
-    private readonly chain: () => SolanaChain,
-  ) {}
+    db: Kysely<any>,
+    private readonly readModelSchema: string,
+    options: LeaderboardOptions = {},
+  ) {
+    this.store = new PortfolioStore(db);
+    this.ttlMs = options.ttlMs ?? LEADERBOARD_TTL_MS;
+    this.now = options.now ?? Date.now;
+  }
 
-  get(now = Date.now()): Promise<Leaderboard> {
-    if (this.current && now - this.current.at < LEADERBOARD_TTL_MS) return this.current.value;
+  get(): Promise<Leaderboard> {
+    const now = this.now();
+    if (this.current && now - this.current.at < this.ttlMs) return this.current.value;
     const value = this.compute(now);
     this.current = { at: now, value };
     value.catch(() => {
@@ -70,110 +68,23 @@ export class LeaderboardCache {
   }
 
   private async compute(now: number): Promise<Leaderboard> {
-    const rows = (await this.db.selectFrom(`${this.schema}.agents`).select(['agent_id', 'handle', 'wallet', 'karma', 'registered_seq']).execute()) as Array<{
-      agent_id: string;
-      handle: string;
-      wallet: string;
-      karma: number;
-      registered_seq: number;
-    }>;
-    const chain = this.chain();
-    const solUsdPrice = chain.solUsd();
-    const [balances, solUsd, held] = await Promise.all([
-      this.balances(chain, rows.map((r) => r.wallet)),
-      solUsdPrice,
-      this.holdings(chain, solUsdPrice, now),
-    ]);
-    const ranked = rows.map((row, i) => {
-      const sol = balances ? balances[i]! : null;
-      const tokensSol = held === null ? null : (held.get(row.agent_id) ?? 0);
-      const portfolioSol = sol === null ? null : sol + (tokensSol ?? 0);
-      return {
-        agent: { id: row.agent_id, handle: row.handle, wallet: row.wallet },
-        karma: Number(row.karma),
-        sol,
-        tokens_sol: tokensSol,
-        portfolio_sol: portfolioSol,
-        portfolio_usd: portfolioSol !== null && solUsd !== null ? Math.round(portfolioSol * solUsd * 100) / 100 : null,
-        seq: Number(row.registered_seq),
-      };
-    });
-    ranked.sort((a, b) => (b.portfolio_sol ?? 0) - (a.portfolio_sol ?? 0) || b.karma - a.karma || a.seq - b.seq);
+    await this.store.init();
+    const [rows, last] = await Promise.all([this.store.leaders(this.readModelSchema, LEADERS), this.store.lastRefresh()]);
     return {
-      leaders: ranked.slice(0, LEADERS).map(({ seq: _seq, ...leader }, i) => ({ rank: i + 1, ...leader })),
-      sol_usd: solUsd,
+      leaders: rows.map((row, i) => ({
+        rank: i + 1,
+        agent: { id: row.agent_id, handle: row.handle, wallet: row.wallet },
+        karma: row.karma,
+        sol: row.sol,
+        tokens_sol: row.tokens_sol,
+        portfolio_sol: row.portfolio_sol,
+        portfolio_usd: row.portfolio_usd,
+        holdings: row.holdings,
+        priced_at: row.priced_at,
+      })),
+      sol_usd: last?.sol_usd ?? null,
+      priced_at: last?.priced_at ?? null,
       computed_at: now,
     };
   }
-
-  private async balances(chain: SolanaChain, wallets: string[]): Promise<number[] | null> {
-    try {
-      const infos = await accounts(chain, wallets.map((w) => new PublicKey(w)));
-      return infos.map((info) => (info?.lamports ?? 0) / 1e9);
-    } catch {
-      return null;
-    }
-  }
-
-  /** By citizen: the SOL value of the priced holdings; null when they could not be read. */
-  private async holdings(chain: SolanaChain, solUsdPrice: Promise<number | null>, now: number): Promise<Map<string, number> | null> {
-    try {
-      const pairs = await tokens.heldMints(this.db, this.schema, MAX_HOLDINGS_PRICED);
-      if (pairs.length === 0) return new Map();
-      const coins = await this.coins(chain, [...new Set(pairs.map((p) => p.mint))], solUsdPrice, now);
-      const priced = pairs.filter((p) => coins.get(p.mint)?.priceSol);
-      const infos = await accounts(
-        chain,
-        priced.map((p) => getAssociatedTokenAddressSync(new PublicKey(p.mint), new PublicKey(p.wallet), true, coins.get(p.mint)!.programId)),
-      );
-      const value = new Map<string, number>();
-      priced.forEach((pair, i) => {
-        const info = infos[i];
-        if (!info || info.data.length < AccountLayout.span) return;
-        const coin = coins.get(pair.mint)!;
-        const amount = rawToUi(AccountLayout.decode(info.data.subarray(0, AccountLayout.span)).amount, coin.decimals);
-        value.set(pair.agent_id, (value.get(pair.agent_id) ?? 0) + amount * coin.priceSol!);
-      });
-      return value;
-    } catch {
-      return null;
-    }
-  }
-
-  /** Each coin's program, decimals and SOL price: from the cached market figures, else read now and priced by the price API. */
-  private async coins(chain: SolanaChain, mints: string[], solUsdPrice: Promise<number | null>, now: number): Promise<Map<string, Coin>> {
-    const store = await marketStore(this.db);
-    const cached = await store.findMany(mints);
-    const coins = new Map<string, Coin>();
-    const fresh = (m: MarketView | undefined): m is MarketView => m !== undefined && m.price_sol !== null && now - m.updated_at < MARKET_PRICE_MAX_AGE_MS;
-    for (const [mint, market] of cached) {
-      if (fresh(market)) coins.set(mint, { programId: new PublicKey(market.token_program), decimals: market.decimals, priceSol: market.price_sol });
-    }
-    const rest = mints.filter((m) => !coins.has(m));
-    if (rest.length === 0) return coins;
-    const [read, usd, solUsd] = await Promise.all([readMarketStates(chain.connection, rest), chain.usdPrices(rest), solUsdPrice]);
-    for (const mint of rest) {
-      const state = read.states.get(mint);
-      if (!state || !TOKEN_PROGRAMS.some((p) => p.toBase58() === state.tokenProgram)) continue;
-      const usdPrice = usd.get(mint) ?? null;
-      const priceSol = state.priceSol ?? (usdPrice !== null && solUsd ? usdPrice / solUsd : null);
-      coins.set(mint, { programId: new PublicKey(state.tokenProgram), decimals: state.decimals, priceSol });
-    }
-    return coins;
-  }
-}
-
-/** Accounts in order, 100 keys a call, a few calls at a time. */
-async function accounts(chain: SolanaChain, keys: PublicKey[]): Promise<Array<AccountInfo<Buffer> | null>> {
-  const out: Array<AccountInfo<Buffer> | null> = new Array(keys.length).fill(null);
-  let next = 0;
-  const worker = async () => {
-    while (next * ACCOUNTS_PER_CALL < keys.length) {
-      const at = next++ * ACCOUNTS_PER_CALL;
-      const infos = await chain.connection.getMultipleAccountsInfo(keys.slice(at, at + ACCOUNTS_PER_CALL));
-      infos.forEach((info, i) => (out[at + i] = info));
-    }
-  };
-  await Promise.all(Array.from({ length: CALLS_AT_ONCE }, worker));
-  return out;
 }

@@ -4,3 +4,4 @@ export * from './trade';
 export * from './deploy';
 export * from './lookupTable';
 export * from './marketState';
+export * from './fees';
