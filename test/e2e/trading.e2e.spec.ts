@@ -238,8 +238,10 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
     }
     const badQuote = await call(base, 'GET', `/api/v1/quote?mint=${stranger}&side=buy&amount=1`);
     expect([badQuote.status, badQuote.body.error.code]).toEqual([404, 'unknown_mint']);
-    const badSide = await call(base, 'GET', `/api/v1/quote?mint=${mint}&side=hold&amount=1`);
-    expect([badSide.status, badSide.body.error.code]).toEqual([400, 'invalid_request']);
+    for (const query of ['side=hold&amount=1', 'side=buy&amount=1e20', 'side=sell&amount=1e30', 'side=buy&amount=0']) {
+      const bad = await call(base, 'GET', `/api/v1/quote?mint=${mint}&${query}`);
+      expect({ query, status: bad.status, code: bad.body.error?.code }).toEqual({ query, status: 400, code: 'invalid_request' });
+    }
     expect(await connection().getSignaturesForAddress(new PublicKey(poor.wallet), {}, 'confirmed')).toHaveLength(1);
   });
 

@@ -24,6 +24,8 @@ import type { Services } from '../services';
 import { actionReply } from './transfer';
 
 const SOL_DECIMALS = 9;
+/** The most `amount_sol` a buy (and so a buy quote) takes, as the buy schema says. */
+const MAX_BUY_SOL = 100_000;
 /** Rent of the accounts a first trade may open (token account, volume accumulator): checked before sending. */
 const FIRST_TRADE_RENT = 4_000_000n;
 
@@ -206,6 +208,8 @@ export function quoteReply(quote: TradeQuote, decimals: number): Record<string, 
 export async function quote(services: Services, input: QuoteInput): Promise<Record<string, unknown>> {
   const mint = parsePublicKey(input.mint, 'mint');
   const market = await beforeSending(readMarket(services.chain.connection, mint));
+  // A buy is quoted for what POST /tokens/buy accepts; more SOL than that would not even be a safe lamport count.
+  if (input.side === 'buy' && input.amount > MAX_BUY_SOL) throw new Rejected('invalid_request', `a buy spends at most ${MAX_BUY_SOL} SOL`, { field: 'amount' });
   const raw = input.side === 'buy' ? solToLamports(input.amount) : uiToRaw(input.amount, market.mint.decimals);
   const priced = await beforeSending(quoteTrade(services.chain.aggregator, market, input.side, raw, input.slippage_bps));
   return quoteReply(priced, market.mint.decimals);
