@@ -343,6 +343,19 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
     expect(curve.creator.toBase58()).toBe(holders.body.creator);
     expect(holders.body.creator).not.toBe(dev.wallet);
 
+    // The longest metadata_uri the schema takes, with a dev buy: over 1,232 bytes without the lookup table.
+    const longest = await post(dev, '/api/v1/tokens/deploy', {
+      name: 'N'.repeat(32),
+      symbol: 'S'.repeat(10),
+      image: PNG,
+      metadata_uri: `https://example.com/${'m'.repeat(180)}`,
+      dev_buy_sol: 0.01,
+      fee_share: false,
+    });
+    expect([longest.status, longest.body.executed]).toEqual([201, true]);
+    const landed = await connection().getTransaction(longest.body.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    expect(landed!.transaction.message.addressTableLookups.length).toBe(1);
+
     const body = { name: 'Retried', symbol: 'RTY', image: PNG, dev_buy_sol: 0.1 };
     const first = await post(dev, '/api/v1/tokens/deploy', body, { 'idempotency-key': 'deploy-once' });
     const again = await post(dev, '/api/v1/tokens/deploy', body, { 'idempotency-key': 'deploy-once' });

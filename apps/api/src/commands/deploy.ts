@@ -1,4 +1,4 @@
-import { Keypair, PublicKey, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
+import { Keypair, PublicKey, type AddressLookupTableAccount } from '@solana/web3.js';
 import {
   PACKET_DATA_SIZE,
   assertCanPay,
@@ -7,6 +7,7 @@ import {
   lamportsToSol,
   rawToUi,
   solToLamports,
+  transactionSize,
 } from '@svc/chain';
 import { Rejected } from '@svc/domain';
 import type { Services } from '../services';
@@ -119,9 +120,17 @@ export async function deploy(services: Services, agentId: string, input: DeployI
     request: { ...input, idempotencyKey: undefined },
     record: { type: 'RecordAction', agentId, data: { action: 'deploy', wallet: trader.wallet, details: summary } },
     summary,
-    async build(recent) {
-      const draft = new VersionedTransaction(new TransactionMessage({ payerKey: trader.owner, recentBlockhash: recent.blockhash, instructions: built.instructions }).compileToV0Message());
-      const lookupTables = draft.serialize().length > PACKET_DATA_SIZE ? [await services.deployTable.get()] : undefined;
+    async build() {
+      // The mint is the reference: no key is added. A long name or URI needs the lookup table, and one too long
+      // even for that is the request's to shorten (web3.js cannot serialize it at all).
+      const size = (lookupTables?: AddressLookupTableAccount[]) => transactionSize(trader.owner, built.instructions, { lookupTables, addReference: false });
+      if (size() <= PACKET_DATA_SIZE) return { instructions: built.instructions, signers: [mint], reference: mint.publicKey };
+      const lookupTables = [await services.deployTable.get()];
+      if (size(lookupTables) > PACKET_DATA_SIZE) {
+        throw new Rejected('invalid_request', `name, symbol and metadata_uri together are too long for one ${PACKET_DATA_SIZE}-byte transaction; shorten the metadata_uri`, {
+          field: 'metadata_uri',
+        });
+      }
       return { instructions: built.instructions, signers: [mint], reference: mint.publicKey, lookupTables };
     },
     check: (fee) => assertCanPay(connection, trader.owner, { lamports: needed, fee }).then(() => undefined),

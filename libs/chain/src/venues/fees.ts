@@ -5,6 +5,7 @@ import {
   TransactionMessage,
   VersionedTransaction,
   type AccountInfo,
+  type AddressLookupTableAccount,
   type Connection,
   type TransactionInstruction,
 } from '@solana/web3.js';
@@ -22,6 +23,7 @@ import {
 } from '@pump-fun/pump-sdk';
 import { PUMP_AMM_SDK, coinCreatorVaultAtaPda, coinCreatorVaultAuthorityPda, type Pool } from '@pump-fun/pump-swap-sdk';
 import { Rejected } from '@svc/domain';
+import { isRpcUnreachable } from '../errors';
 import { withReference } from '../handout';
 import { decodeMint } from './market';
 import { ACCOUNTS_PER_CALL } from './marketState';
@@ -237,7 +239,14 @@ export interface Distributable {
  * `payer` signs the simulation and must hold SOL.
  */
 export async function minimumDistributable(connection: Connection, mint: PublicKey, payer: PublicKey): Promise<Distributable> {
-  const result = await new OnlinePumpSdk(connection).getMinimumDistributableFee(mint, payer);
+  let result: Awaited<ReturnType<OnlinePumpSdk['getMinimumDistributableFee']>>;
+  try {
+    result = await new OnlinePumpSdk(connection).getMinimumDistributableFee(mint, payer);
+  } catch (error) {
+    // The SDK throws plain errors for a coin it cannot resolve (no sharing config any more, say): not distributable now.
+    if (isRpcUnreachable(error)) throw error;
+    return { answered: false, minimumRequired: 0n, distributableFees: 0n, canDistribute: false };
+  }
   const minimumRequired = BigInt(result.minimumRequired.toString());
   // The view never asks for less than one lamport.
   return { answered: minimumRequired > 0n, minimumRequired, distributableFees: BigInt(result.distributableFees.toString()), canDistribute: result.canDistribute };
@@ -245,7 +254,12 @@ export async function minimumDistributable(connection: Connection, mint: PublicK
 
 /** A sharing coin's distribution, built by the SDK: the pool's creator fees moved to pump first when it graduated. */
 export async function distributeInstructions(connection: Connection, mint: PublicKey): Promise<TransactionInstruction[]> {
-  return (await new OnlinePumpSdk(connection).buildDistributeCreatorFeesInstructions(mint)).instructions;
+  try {
+    return (await new OnlinePumpSdk(connection).buildDistributeCreatorFeesInstructions(mint)).instructions;
+  } catch (error) {
+    if (isRpcUnreachable(error)) throw error;
+    throw new Rejected('unavailable', `pump's distribution of ${mint.toBase58()} could not be built (${(error as Error).message}); nothing was sent, try again`, { mint: mint.toBase58() }, 5);
+  }
 }
 
 let pumpProgram: ReturnType<typeof getPumpProgram> | undefined;
@@ -286,10 +300,15 @@ export async function collectOwnInstructions(connection: Connection, wallet: Pub
  * The size on the wire of a transaction of `instructions` paid by `payer`, with the reference key the pipeline
  * adds; Infinity when web3.js cannot even serialize it (its buffer is the packet size).
  */
-export function transactionSize(payer: PublicKey, instructions: TransactionInstruction[]): number {
-  const message = new TransactionMessage({ payerKey: payer, recentBlockhash: PublicKey.default.toBase58(), instructions: withReference(instructions, Keypair.generate().publicKey) });
+export function transactionSize(
+  payer: PublicKey,
+  instructions: TransactionInstruction[],
+  options: { lookupTables?: AddressLookupTableAccount[]; addReference?: boolean } = {},
+): number {
+  const carried = options.addReference === false ? instructions : withReference(instructions, Keypair.generate().publicKey);
+  const message = new TransactionMessage({ payerKey: payer, recentBlockhash: PublicKey.default.toBase58(), instructions: carried });
   try {
-    return new VersionedTransaction(message.compileToV0Message()).serialize().length;
+    return new VersionedTransaction(message.compileToV0Message(options.lookupTables)).serialize().length;
   } catch (error) {
     if (error instanceof RangeError) return Number.POSITIVE_INFINITY;
     throw error;
