@@ -4,6 +4,8 @@ import { OnlinePumpSdk, creatorVaultPda, feeSharingConfigPda, userVolumeAccumula
 import { coinCreatorVaultAtaPda, coinCreatorVaultAuthorityPda, userVolumeAccumulatorPda as poolVolumeAccumulatorPda } from '@pump-fun/pump-swap-sdk';
 import { monotonicFactory } from 'ulid';
 import {
+  ACCOUNTS_PER_CALL,
+  ACTION_LEASE_MS,
   assertCanPay,
   lamportsToSol,
   mintInfo,
@@ -24,8 +26,14 @@ import { ensureTreasuryCitizen, serviceTokenMint, type Runtime } from '@svc/runt
 
 const ulid = monotonicFactory();
 
-/** How long a cycle's claim lasts without renewal; the worker renews it at every step and a third of this apart. */
-export const TREASURY_LEASE_MS = 60_000;
+/**
+ * How long a cycle's claim lasts without renewal; the worker renews it at every step and a third of this apart.
+ * Longer than an action's own lease: a process stalled inside a send gives that action up before another
+ * process may take the cycle over and settle what it left.
+ */
+export const TREASURY_LEASE_MS = 2 * ACTION_LEASE_MS;
+/** The codes by which the chain refused one distribution, which the cycle may step past. */
+const CHAIN_REFUSALS = new Set(['send_failed', 'tx_failed', 'insufficient']);
 /** Fee distributions one cycle sends at most, the coins with the most waiting for the treasury first. */
 export const DISTRIBUTIONS_PER_CYCLE = 10;
 /** A coin is distributed only when the treasury's share pays more than the transaction's network fee. */
@@ -33,7 +41,6 @@ const MIN_SHARE_LAMPORTS = 10_000n;
 const BUY_PRIORITY_LAMPORTS = 100_000n;
 /** The actions a cycle sends; an unsettled one of these belongs to a cycle whose process is gone. */
 const CYCLE_ACTIONS: readonly ActionName[] = ['fee_distribution', 'buyback', 'burn'];
-const ACCOUNTS_PER_CALL = 100;
 
 /**
  * Test-only: set to `1` in a process's environment, it kills that process with SIGKILL right after a buyback
@@ -181,11 +188,20 @@ class TreasuryWorker implements RunningTreasury {
     if (n === undefined) return { ran: false, reason: scheduled ? 'no cycle is due, or another process is running it' : 'another process is running a cycle' };
     const at = Date.now();
     const tally = new Tally();
+    let lost = false;
     const keep = async () => {
       if (this.stopping) throw new CycleStopped();
-      if (!(await this.store.renew(holder, n, TREASURY_LEASE_MS))) throw new Error(`cycle ${n} lost its lease to another process`);
+      if (lost || !(await this.store.renew(holder, n, TREASURY_LEASE_MS))) throw new Error(`cycle ${n} lost its lease to another process`);
     };
-    const heartbeat = setInterval(() => void this.store.renew(holder, n, TREASURY_LEASE_MS).catch(() => undefined), TREASURY_LEASE_MS / 3);
+    // A renewal the heartbeat could not make means another process may own the cycle: the next step stops.
+    const heartbeat = setInterval(
+      () =>
+        void this.store.renew(holder, n, TREASURY_LEASE_MS).then(
+          (held) => (lost ||= !held),
+          () => undefined,
+        ),
+      TREASURY_LEASE_MS / 3,
+    );
     heartbeat.unref();
     try {
       await this.steps(n, tally, keep);
@@ -320,8 +336,9 @@ class TreasuryWorker implements RunningTreasury {
       try {
         await this.act(treasury, tally, 'fee_distribution', details, async () => ({ instructions }), { observe: { wallet: treasury.wallet } });
       } catch (error) {
-        // One coin the chain refuses (its vault moved since it was read) does not hold up the others or the buyback.
-        if (!(error instanceof Rejected) || error.code === 'unavailable') throw error;
+        // One coin the chain refuses (its vault moved since it was read) does not hold up the others or the buyback;
+        // anything else (a confirmed distribution the ledger would not record, an unreachable chain) stops the cycle.
+        if (!(error instanceof Rejected) || !CHAIN_REFUSALS.has(error.code)) throw error;
         this.runtime.log.warn({ err: error, mint: coin.mint }, 'treasury fee distribution refused');
       }
     }
