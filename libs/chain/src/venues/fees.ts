@@ -26,12 +26,10 @@ import { Rejected } from '@svc/domain';
 import { isRpcUnreachable } from '../errors';
 import { withReference } from '../handout';
 import { decodeMint } from './market';
-import { ACCOUNTS_PER_CALL } from './marketState';
+import { readAccounts } from './marketState';
 import { PACKET_DATA_SIZE } from './lookupTable';
 
 const BPS = 10_000n;
-/** Calls in flight at once for one read of many coins. */
-const CALLS_AT_ONCE = 8;
 
 /** Where a SOL coin's creator fees wait: pump's creator vault (lamports) and PumpSwap's coin-creator vault (wSOL). */
 export interface FeeVaults {
@@ -150,22 +148,6 @@ function rentsOf(connection: Connection): { rents: Promise<Rents>; asked: boolea
   known.catch(() => rents.delete(connection));
   rents.set(connection, known);
   return { rents: known, asked: true };
-}
-
-/** Accounts of `keys` in order, 100 keys a call, a few calls at a time. */
-async function readAccounts(connection: Connection, keys: PublicKey[]): Promise<{ slot: number; infos: Array<AccountInfo<Buffer> | null>; calls: number }> {
-  const calls: PublicKey[][] = [];
-  for (let i = 0; i < keys.length; i += ACCOUNTS_PER_CALL) calls.push(keys.slice(i, i + ACCOUNTS_PER_CALL));
-  const answers: Array<{ context: { slot: number }; value: Array<AccountInfo<Buffer> | null> }> = new Array(calls.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < calls.length) {
-      const i = next++;
-      answers[i] = await connection.getMultipleAccountsInfoAndContext(calls[i]!, 'confirmed');
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CALLS_AT_ONCE, calls.length) }, worker));
-  return { slot: answers.reduce((low, a) => Math.min(low, a.context.slot), Number.MAX_SAFE_INTEGER), infos: answers.flatMap((a) => a.value), calls: calls.length };
 }
 
 const lamportsAbove = (info: AccountInfo<Buffer> | null, rent: bigint) => {

@@ -59,13 +59,15 @@ export interface MarketStates {
   states: Map<string, MarketState | null>;
 }
 
-interface Accounts {
+export interface Accounts {
   slot: number;
   infos: Array<AccountInfo<Buffer> | null>;
+  /** getMultipleAccounts calls made. */
+  calls: number;
 }
 
 /** Accounts of `keys` in order, 100 keys a call, a few calls at a time; the slot is the lowest any call answered at. */
-async function readAccounts(connection: Connection, keys: PublicKey[]): Promise<Accounts> {
+export async function readAccounts(connection: Connection, keys: PublicKey[]): Promise<Accounts> {
   const calls: PublicKey[][] = [];
   for (let i = 0; i < keys.length; i += ACCOUNTS_PER_CALL) calls.push(keys.slice(i, i + ACCOUNTS_PER_CALL));
   const answers: Array<{ context: { slot: number }; value: Array<AccountInfo<Buffer> | null> }> = new Array(calls.length);
@@ -77,7 +79,7 @@ async function readAccounts(connection: Connection, keys: PublicKey[]): Promise<
     }
   };
   await Promise.all(Array.from({ length: Math.min(CALLS_AT_ONCE, calls.length) }, worker));
-  return { slot: answers.reduce((low, a) => Math.min(low, a.context.slot), Number.MAX_SAFE_INTEGER), infos: answers.flatMap((a) => a.value) };
+  return { slot: answers.reduce((low, a) => Math.min(low, a.context.slot), Number.MAX_SAFE_INTEGER), infos: answers.flatMap((a) => a.value), calls: calls.length };
 }
 
 const big = (n: { toString(): string }) => BigInt(n.toString());
