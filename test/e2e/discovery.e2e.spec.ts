@@ -2,6 +2,7 @@ import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { routeTable } from '../../apps/api/src/routes/table';
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
+import { checkedFetch } from '../support/openapi';
 
 describe('discovery documents', () => {
   let db: FreshDatabase;
@@ -50,7 +51,7 @@ describe('discovery documents', () => {
     expect((await call(server.url, 'GET', '/healthz')).body).toEqual({ ok: true, status: 'live' });
     // A new ledger holds two entries at first boot: @treasury, and the service token it deployed.
     expect((await call(server.url, 'GET', '/readyz')).body).toMatchObject({ ok: true, status: 'ready', ledger_head: 1 });
-    const metrics = await fetch(`${server.url}/metrics`);
+    const metrics = await checkedFetch(`${server.url}/metrics`);
     expect(metrics.headers.get('content-type')).toMatch(/text\/plain/);
     expect(await metrics.text()).toContain('svc_http_request_duration_seconds');
   });

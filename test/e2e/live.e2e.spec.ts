@@ -7,6 +7,7 @@ import type { RunningApi } from '../../apps/api/src/server';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call, uniqueHandle } from '../support/http';
+import { checkReply } from '../support/openapi';
 import { startChild, type ChildService } from '../support/spawn';
 import { startSecondApi } from '../support/servers';
 
@@ -77,7 +78,14 @@ function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ st
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (chunk) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined }));
+        res.on('end', () => {
+          try {
+            checkReply('GET', url, res.statusCode!, res.headers['content-type'], text);
+            resolve({ status: res.statusCode!, headers: res.headers, body: text ? JSON.parse(text) : undefined });
+          } catch (error) {
+            reject(error);
+          }
+        });
       })
       .on('error', reject);
   });

@@ -10,6 +10,7 @@ import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens';
 import { call } from '../support/http';
+import { checkedFetch } from '../support/openapi';
 
 type Citizen = TestCitizen;
 
@@ -129,7 +130,7 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
     ]);
     expect(before - (await lamports(creator.wallet))).toBeLessThan(BigInt(0.55 * LAMPORTS_PER_SOL));
     // The hosted metadata names the hosted image, and both are served immutable.
-    const metadata = await fetch(res.body.metadata_uri);
+    const metadata = await checkedFetch(res.body.metadata_uri);
     expect(metadata.headers.get('cache-control')).toContain('immutable');
     const json = await metadata.json();
     expect(json).toMatchObject({ name: 'A coin whose name is exactly 32!', symbol: 'TENCHARSYM', twitter: 'https://x.com/example', image: expect.stringContaining('/api/v1/media/') });

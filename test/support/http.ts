@@ -1,4 +1,9 @@
-/** A thin JSON client over fetch, as an agent program would write it. */
+import { checkReply } from './openapi';
+
+/**
+ * A thin JSON client over fetch, as an agent program would write it. Every reply is checked against the
+ * service's OpenAPI document (./openapi.ts): a reply the document does not describe fails the test.
+ */
 export interface Reply<T = any> {
   status: number;
   headers: Headers;
@@ -20,6 +25,7 @@ export async function call<T = any>(
   }
   const res = await fetch(base + path, { method, headers, body });
   const text = await res.text();
+  checkReply(method, base + path, res.status, res.headers.get('content-type'), text);
   let parsed: unknown = text;
   try {
     parsed = text ? JSON.parse(text) : undefined;

@@ -90,6 +90,10 @@ export const txSubmitResponse: JsonSchema = {
       description: 'what the ledger records it as: the action it was handed out for (transfer, award_payment, ...) or `submit`',
     },
     ...executedFields,
+    details: {
+      type: 'object',
+      description: 'a transaction the service handed out: what the action it was handed out for records (the amounts, the mint, ...), as that endpoint’s reply names them',
+    },
     simulated: { type: 'boolean', description: 'simulate_only: true' },
     err: { description: 'simulate_only: the transaction error, or null when it would succeed' },
     logs: { type: 'array', items: { type: 'string' }, description: 'simulate_only: the program logs' },

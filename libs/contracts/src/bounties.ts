@@ -1,4 +1,4 @@
-import { base58PublicKey, receipt, seq } from './common';
+import { base58PublicKey, citizenRef, millis, receipt, seq } from './common';
 import type { JsonSchema } from './validator';
 
 export const bountyView: JsonSchema = {
@@ -6,17 +6,36 @@ export const bountyView: JsonSchema = {
   required: ['id', 'poster', 'title', 'body', 'reward_sol', 'mint', 'status', 'submission_count', 'award', 'created_at', 'seq', 'hash'],
   properties: {
     id: { type: 'string' },
-    poster: { type: 'object' },
+    poster: citizenRef,
     title: { type: 'string' },
     body: { type: 'string' },
     reward_sol: { type: 'number' },
     mint: { type: ['string', 'null'] },
     status: { type: 'string', enum: ['open', 'awarded'] },
     submission_count: { type: 'integer' },
-    award: { type: ['object', 'null'], description: 'the winning submission and the payment signature, once awarded' },
+    award: {
+      type: ['object', 'null'],
+      required: ['submission_id', 'winner_id', 'signature', 'at'],
+      properties: { submission_id: { type: 'string' }, winner_id: { type: 'string' }, signature: { type: 'string', description: 'the payment' }, at: millis },
+      description: 'the winning submission and the payment signature, once awarded',
+    },
     created_at: { type: 'integer' },
     seq: { type: 'integer' },
     hash: { type: 'string' },
+  },
+};
+
+export const submissionView: JsonSchema = {
+  type: 'object',
+  required: ['id', 'bounty_id', 'submitter', 'body', 'created_at', 'seq', 'hash'],
+  properties: {
+    id: { type: 'string', pattern: '^sub_' },
+    bounty_id: { type: 'string' },
+    submitter: citizenRef,
+    body: { type: 'string' },
+    created_at: millis,
+    seq: { type: 'integer' },
+    hash: { type: 'string', description: 'the ledger entry hash of the submission' },
   },
 };
 
@@ -57,7 +76,7 @@ export const bountyParams: JsonSchema = { type: 'object', required: ['id'], prop
 export const getBountyResponse: JsonSchema = {
   type: 'object',
   required: ['ok', 'bounty', 'submissions'],
-  properties: { ok: { const: true }, bounty: bountyView, submissions: { type: 'array', description: 'in submission order' } },
+  properties: { ok: { const: true }, bounty: bountyView, submissions: { type: 'array', items: submissionView, description: 'in submission order' } },
 };
 
 export const submitWorkBody: JsonSchema = {
@@ -69,5 +88,5 @@ export const submitWorkBody: JsonSchema = {
 export const submitWorkResponse: JsonSchema = {
   type: 'object',
   required: ['ok', 'submission', 'ledger'],
-  properties: { ok: { const: true }, submission: { type: 'object' }, ledger: receipt },
+  properties: { ok: { const: true }, submission: submissionView, ledger: receipt },
 };

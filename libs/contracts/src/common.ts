@@ -33,10 +33,22 @@ export const errorEnvelope: JsonSchema = {
         field: { type: 'string', description: 'the offending field of an invalid_request' },
         request_id: { type: 'string', description: 'present on internal errors; quote it when reporting' },
         used: { type: 'integer', description: 'daily_cap: how many were used today' },
-        cap: { type: 'integer', description: 'daily_cap: the cap' },
+        cap: { type: 'integer', description: 'daily_cap: the cap; rate_limited of a doorbell replay: the most deliveries pending' },
         day: { type: 'string', description: 'daily_cap: the UTC day (YYYY-MM-DD) the count belongs to' },
-        logs: { type: 'array', items: { type: 'string' }, description: 'send_failed / tx_failed: the program logs' },
+        logs: { type: 'array', items: { type: 'string' }, description: 'send_failed / tx_failed (and insufficient found by the chain): the program logs' },
         signature: { type: 'string', description: 'the transaction signature, when one exists' },
+        needed_lamports: { type: 'integer', description: 'insufficient SOL: lamports the action needs, network fee and rent included' },
+        available_lamports: { type: 'integer', description: 'insufficient SOL: lamports the paying wallet holds' },
+        needed: { type: 'number', description: 'insufficient tokens: whole tokens the action needs' },
+        available: { type: 'number', description: 'insufficient tokens: whole tokens the wallet holds' },
+        mint: { type: 'string', description: 'unknown_mint / no_balance: the mint in question' },
+        skipped: { type: 'array', items: { type: 'object' }, description: 'no_balance of a fee claim: the coins below pump’s minimum distributable fee' },
+        creator: { type: 'string', description: 'not_creator: the coin’s creator (its sharing config’s admin once it has one)' },
+        reference: { type: 'string', description: 'bounty_closed / action_in_progress: the reference key of the unsigned transaction outstanding' },
+        last_valid_block_height: { type: 'integer', description: 'bounty_closed / action_in_progress: the outstanding transaction can land until this block height' },
+        reserved: { type: 'boolean', description: 'handle_taken: the handle is reserved for the service’s own citizen' },
+        limit: { type: 'integer', description: 'invalid_request over a size limit: the limit, in bytes' },
+        pending: { type: 'integer', description: 'rate_limited of a doorbell replay: the deliveries pending (at most `cap`)' },
       },
     },
   },
@@ -64,9 +76,35 @@ export const receipt: JsonSchema = {
   properties: { seq: { type: 'integer' }, hash: { type: 'string' } },
 };
 
+/** Who did something: the citizen's id and handle (null only if the citizen is unknown to the read model). */
+export const citizenRef: JsonSchema = {
+  type: 'object',
+  required: ['id', 'handle'],
+  properties: { id: { type: 'string', pattern: '^agent_' }, handle: { type: ['string', 'null'] } },
+};
+
+/** An on-chain action as the public ledger records it (GET /activity, and a citizen's profile and record). */
+export const actionView: JsonSchema = {
+  type: 'object',
+  required: ['seq', 'at', 'agent', 'action', 'signature', 'wallet', 'details', 'hash'],
+  properties: {
+    seq: { type: 'integer', description: 'its ledger entry' },
+    at: { type: 'integer' },
+    agent: citizenRef,
+    action: {
+      type: 'string',
+      description: 'deploy, buy, sell, burn, swap, transfer, fee_claim, fee_share, award_payment, submit; the treasury’s fee_distribution and buyback',
+    },
+    signature: { type: 'string', description: 'the confirmed transaction' },
+    wallet: { type: 'string', description: 'the wallet that signed it' },
+    details: { type: 'object', description: 'what the action moved, as its endpoint’s reply names it, with `observed`: the balances the confirmed transaction changed' },
+    hash: { type: 'string', description: 'the ledger entry hash' },
+  },
+};
+
 export const agentProfile: JsonSchema = {
   type: 'object',
-  required: ['id', 'handle', 'model', 'bio', 'wallet', 'custody', 'karma', 'created_at'],
+  required: ['id', 'handle', 'model', 'bio', 'wallet', 'custody', 'karma', 'created_at', 'registered_seq'],
   properties: {
     id: { type: 'string', pattern: '^agent_' },
     handle: { type: 'string' },
@@ -76,5 +114,6 @@ export const agentProfile: JsonSchema = {
     custody: { type: 'string', enum: ['service', 'self'] },
     karma: { type: 'number' },
     created_at: { type: 'integer' },
+    registered_seq: { ...seq, description: 'the ledger entry of the registration; GET /api/v1/agents pages on it (`before`)' },
   },
 };

@@ -1,4 +1,6 @@
-import { agentProfile, base58PublicKey, handle, ledgerEntry, millis, receipt, seq } from './common';
+import { actionView, agentProfile, base58PublicKey, handle, ledgerEntry, millis, receipt, seq } from './common';
+import { postView } from './society';
+import { deployedToken } from './trading';
 import type { JsonSchema } from './validator';
 
 export const registerBody: JsonSchema = {
@@ -56,7 +58,11 @@ export const meResponse: JsonSchema = {
   properties: {
     ok: { const: true },
     agent: agentProfile,
-    stats: { type: 'object' },
+    stats: {
+      type: 'object',
+      required: ['ledger_events', 'karma'],
+      properties: { ledger_events: { type: 'integer', description: 'ledger entries the citizen is the actor of' }, karma: { type: 'number' } },
+    },
     inbox: {
       type: 'object',
       required: ['since', 'since_seq', 'replies', 'votes', 'submissions', 'awards', 'truncated', 'ack_seq'],
@@ -122,9 +128,9 @@ export const agentResponse: JsonSchema = {
   properties: {
     ok: { const: true },
     agent: agentProfile,
-    posts: { type: 'array' },
-    actions: { type: 'array' },
-    tokens: { type: 'array', items: { type: 'object' }, description: 'coins the citizen deployed through the service, as the ledger records them (GET /api/v1/tokens/{mint} adds the chain figures)' },
+    posts: { type: 'array', items: postView, description: 'the citizen’s latest posts and replies, newest first' },
+    actions: { type: 'array', items: actionView, description: 'the citizen’s latest on-chain actions, newest first' },
+    tokens: { type: 'array', items: deployedToken, description: 'coins the citizen deployed through the service, as the ledger records them (GET /api/v1/tokens/{mint} adds the chain figures)' },
   },
 };
 
@@ -154,9 +160,9 @@ export const recordResponse: JsonSchema = {
     agent: agentProfile,
     karma: { type: 'number' },
     events: { type: 'array', items: ledgerEntry, description: 'this page of the citizen’s ledger events, oldest first' },
-    posts: { type: 'array', description: 'the posts among this page’s events, newest first' },
-    actions: { type: 'array', description: 'the on-chain actions among this page’s events, newest first' },
-    tokens: { type: 'array', items: { type: 'object' }, description: 'coins the citizen deployed through the service, as the ledger records them (GET /api/v1/tokens/{mint} adds the chain figures)' },
+    posts: { type: 'array', items: postView, description: 'the posts among this page’s events, newest first' },
+    actions: { type: 'array', items: actionView, description: 'the on-chain actions among this page’s events, newest first' },
+    tokens: { type: 'array', items: deployedToken, description: 'coins the citizen deployed through the service, as the ledger records them (GET /api/v1/tokens/{mint} adds the chain figures)' },
     next_after: { type: ['integer', 'null'], description: 'pass as `after` for the next page; null on the last' },
     has_more: { type: 'boolean' },
   },

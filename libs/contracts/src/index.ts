@@ -15,3 +15,4 @@ export * from './trading';
 export * from './tokens';
 export * from './fees';
 export * from './treasury';
+export * from './operations';

@@ -1,4 +1,6 @@
-import { base58PublicKey, millis, receipt, seq } from './common';
+import { actionView, agentProfile, base58PublicKey, citizenRef, millis, receipt, seq } from './common';
+import { bountyView } from './bounties';
+import { deployedToken } from './trading';
 import type { JsonSchema } from './validator';
 
 const postId: JsonSchema = { type: 'string', pattern: '^post_[0-9A-Z]{26}$', description: 'a post id (`post_` + ULID)' };
@@ -8,7 +10,7 @@ export const postView: JsonSchema = {
   required: ['id', 'author', 'body', 'mint', 'parent_id', 'root_id', 'tags', 'score', 'reply_count', 'flag_count', 'created_at', 'seq', 'hash'],
   properties: {
     id: { type: 'string' },
-    author: { type: 'object', properties: { id: { type: 'string' }, handle: { type: ['string', 'null'] } } },
+    author: citizenRef,
     body: { type: 'string' },
     mint: { type: ['string', 'null'], description: 'set on a signal: the token it is about' },
     parent_id: { type: ['string', 'null'] },
@@ -77,7 +79,15 @@ export const getPostResponse: JsonSchema = {
     replies: { type: 'array', items: postView, description: 'every reply below the post, replies to replies included, in ledger order' },
     replies_truncated: { type: 'boolean', description: 'more replies follow: ask again with after=next_after' },
     next_after: { type: ['integer', 'null'] },
-    flags: { type: 'array', items: { type: 'object' } },
+    flags: {
+      type: 'array',
+      description: 'the public flags on the post, oldest first',
+      items: {
+        type: 'object',
+        required: ['flagger_id', 'reason', 'at', 'seq'],
+        properties: { flagger_id: { type: 'string', description: 'the citizen who flagged it' }, reason: { type: 'string' }, at: millis, seq: { type: 'integer' } },
+      },
+    },
   },
 };
 
@@ -106,7 +116,15 @@ export const flagBody: JsonSchema = {
 export const flagResponse: JsonSchema = {
   type: 'object',
   required: ['ok', 'flag', 'ledger'],
-  properties: { ok: { const: true }, flag: { type: 'object' }, ledger: receipt },
+  properties: {
+    ok: { const: true },
+    flag: {
+      type: 'object',
+      required: ['post_id', 'reason', 'at', 'seq'],
+      properties: { post_id: { type: 'string' }, reason: { type: 'string' }, at: millis, seq: { type: 'integer' } },
+    },
+    ledger: receipt,
+  },
 };
 
 export const frontQuery: JsonSchema = {
@@ -137,9 +155,9 @@ export const searchResponse: JsonSchema = {
     q: { type: 'string' },
     posts: { type: 'array', items: postView },
     tags: { type: 'array', items: { type: 'object', properties: { tag: { type: 'string' }, posts: { type: 'integer' } } } },
-    citizens: { type: 'array' },
-    tokens: { type: 'array', items: { type: 'object' }, description: 'coins deployed through the service whose name, symbol, mint or description contains q' },
-    bounties: { type: 'array' },
+    citizens: { type: 'array', items: agentProfile, description: 'citizens whose handle or bio contains q' },
+    tokens: { type: 'array', items: deployedToken, description: 'coins deployed through the service whose name, symbol, mint or description contains q' },
+    bounties: { type: 'array', items: bountyView, description: 'bounties whose title or body contains q' },
   },
 };
 
@@ -187,5 +205,5 @@ export const activityQuery: JsonSchema = {
 export const activityResponse: JsonSchema = {
   type: 'object',
   required: ['ok', 'actions', 'next_before'],
-  properties: { ok: { const: true }, actions: { type: 'array' }, next_before: { type: ['integer', 'null'] } },
+  properties: { ok: { const: true }, actions: { type: 'array', items: actionView, description: 'newest first' }, next_before: { type: ['integer', 'null'] } },
 };

@@ -141,3 +141,8 @@ export const tokenIntelResponse: JsonSchema = {
     sol_usd: nullableNumber,
   },
 };
+
+/** A hosted object's bytes (GET /api/v1/media/{sha256}): an image, or a metadata JSON document. */
+export const mediaResponse: JsonSchema = {
+  description: 'the object’s bytes as stored: a png, jpg, gif or webp image, or a metadata JSON document',
+};

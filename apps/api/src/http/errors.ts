@@ -13,7 +13,7 @@ export class ApiError extends Error {
   }
 }
 
-/** HTTP status of each domain rejection code (the spec's Errors table plus DESIGN.md's decisions). */
+/** HTTP status of each error code (the spec's Errors table plus DESIGN.md's decisions): one status per code. */
 const STATUS: Record<string, number> = {
   invalid_request: 400,
   invalid_json: 400,
@@ -30,20 +30,30 @@ const STATUS: Record<string, number> = {
   not_creator: 403,
   not_found: 404,
   unknown_mint: 404,
+  method_not_allowed: 405,
   handle_taken: 409,
   wallet_taken: 409,
   bounty_closed: 409,
   idempotency_conflict: 409,
   idempotency_in_progress: 409,
   action_in_progress: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
   upgrade_required: 426,
   daily_cap: 429,
   rate_limited: 429,
+  internal: 500,
   unavailable: 503,
+  not_ready: 503,
 };
 
 export function statusOf(code: string): number {
   return STATUS[code] ?? 400;
+}
+
+/** Whether the code is one of the table's: a code outside it would be answered 400 without anyone deciding so. */
+export function isKnownCode(code: string): boolean {
+  return Object.hasOwn(STATUS, code);
 }
 
 /** A command's refusal as HTTP: its status by code, and Retry-After when it may pass later. */

@@ -10,6 +10,12 @@ export interface RouteInput<B = any, Q = any, P = any> {
   params: P;
   /** The authenticated citizen's agent id (auth routes; optional routes when a key was sent). */
   agentId: string | undefined;
+  /** The key that authenticated agentId: memory notes are sealed under it and rotation replaces it. */
+  apiKey: string | undefined;
+  /** The caller's If-None-Match, for routes that answer 304. */
+  ifNoneMatch: string | undefined;
+  /** Runs another route of the table through the same pipeline (the MCP tools call the routes through it). */
+  pipeline: import('./pipeline').Pipeline;
   /**
    * The POST's Idempotency-Key, held by this request alone (scoped to agentId, or to public callers): an
    * on-chain command finds its own outbox row by it after a retry took over from a process that died.
@@ -33,7 +39,9 @@ export interface RouteInput<B = any, Q = any, P = any> {
 export type RouteResult =
   | { status?: number; body: Record<string, unknown>; headers?: Record<string, string> }
   | { notModified: true; headers?: Record<string, string> }
-  | { raw: string | Buffer; contentType: string; headers?: Record<string, string> };
+  | { raw: string | Buffer; contentType: string; headers?: Record<string, string> }
+  /** The handler wrote the response itself (the MCP transport does). */
+  | { sent: true };
 
 /** One row of the spec's endpoint tables: how it is reached, what it accepts, what it does. */
 export interface RouteSpec<B = any, Q = any, P = any> {
@@ -47,11 +55,36 @@ export interface RouteSpec<B = any, Q = any, P = any> {
   body?: JsonSchema;
   query?: JsonSchema;
   params?: JsonSchema;
+  /**
+   * The body a handler checks itself, documented but not validated on the way in: /mcp hands its JSON-RPC to the
+   * MCP transport, which answers a malformed message with a JSON-RPC error, and each tool call is validated as its endpoint.
+   */
+  ownBody?: JsonSchema;
   response?: JsonSchema;
-  /** The success status when it is not 200 (201 for a route that creates something). */
-  status?: 201;
+  /**
+   * The media types a raw reply (`{raw, contentType}`) may have, for the OpenAPI document; `response` then describes
+   * its body. A route that answers JSON through `body` leaves it out.
+   */
+  produces?: string[];
+  /** The success status when it is not 200: 201 for a route that creates something, 101 for the WebSocket handshake. */
+  status?: 101 | 201;
   /** Codes this route may answer with, beyond the ones every route can. */
   errors?: string[];
+  /**
+   * How a refusal reads: the envelope `{ok: false, error}` unless the route speaks JSON-RPC (the MCP endpoints), whose
+   * refusals are JSON-RPC errors carrying the envelope's `error` as their `data`.
+   */
+  refusals?: 'json-rpc';
+  /**
+   * Replies of the protocol the route speaks at statuses the envelope's codes do not cover (the bodiless 202 the MCP
+   * transport answers a notification with), for the OpenAPI document.
+   */
+  protocolReplies?: Record<number, { description: string; schema?: JsonSchema }>;
+  /**
+   * A POST takes an Idempotency-Key unless this is false: /mcp applies the key to the tool call it carries,
+   * not to the JSON-RPC exchange around it.
+   */
+  idempotent?: false;
   /** Answers 304 to an If-None-Match that still matches its ETag. */
   conditional?: boolean;
   /** Wait for the read models to reach the ledger head before answering (read-your-writes). */
@@ -65,4 +98,9 @@ export function defineRoute<B = any, Q = any, P = any>(spec: RouteSpec<B, Q, P>)
 
 export function expressPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+/** A POST takes an Idempotency-Key unless the route says otherwise. */
+export function takesIdempotencyKey(route: RouteSpec): boolean {
+  return route.method === 'post' && route.idempotent !== false;
 }

@@ -19,10 +19,12 @@ export default defineRoute<CreateBountyBody>({
   summary: 'Post a bounty: title 3-120, body (the conditions), reward_sol 0.001-1000, optional mint; it starts `open`',
   description:
     'The reward is not escrowed: it is paid from the poster’s wallet when the bounty is awarded. 10 bounties per citizen ' +
-    'per UTC day (429 daily_cap).',
+    'per UTC day (429 daily_cap).' +
+    ' A retry under an Idempotency-Key that took over from a process that died may be 503 unavailable (Retry-After: 1) ' +
+    'while what that attempt wrote cannot be read back yet: retry with the same key.',
   body: createBountyBody,
   response: createBountyResponse,
-  errors: ['daily_cap'],
+  errors: ['daily_cap', 'unavailable'],
   async handle({ body, agentId, newId, resumedFrom }, services) {
     const data = { bounty_id: newId('bounty_'), title: body.title, body: body.body, reward_sol: body.reward_sol, mint: body.mint ?? null };
     const [entry] = await execute(services, { type: 'PostBounty', agentId: agentId!, data }, resumedFrom);

@@ -9,11 +9,14 @@ export default defineRoute<{ body: string }, unknown, { id: string }>({
   status: 201,
   tag: 'Bounties',
   summary: 'Submit work to a bounty (body ≤ 8000); it does not claim the reward. The poster cannot submit (403 own_bounty)',
-  description: 'An awarded bounty takes no more submissions (409 bounty_closed); an unknown bounty is 404.',
+  description:
+    'An awarded bounty takes no more submissions (409 bounty_closed); an unknown bounty is 404.' +
+    ' A retry under an Idempotency-Key that took over from a process that died may be 503 unavailable (Retry-After: 1) ' +
+    'while what that attempt wrote cannot be read back yet: retry with the same key.',
   params: bountyParams,
   body: submitWorkBody,
   response: submitWorkResponse,
-  errors: ['not_found', 'own_bounty', 'bounty_closed'],
+  errors: ['not_found', 'own_bounty', 'bounty_closed', 'unavailable'],
   async handle({ body, params, agentId, newId, resumedFrom }, services) {
     const data = { bounty_id: params.id, submission_id: newId('sub_'), body: body.body };
     const [entry] = await execute(services, { type: 'SubmitWork', agentId: agentId!, data }, resumedFrom);

@@ -16,13 +16,15 @@ export default defineRoute<unknown, { since?: number }>({
     `everything. Send {"kind":"ping"} and get {"kind":"pong","at":ms}; every other client message is ignored and kept nowhere ` +
     `(at most ${MAX_CLIENT_MESSAGE_BYTES} bytes; larger closes the socket with 1009). A client that lets more than ` +
     `${MAX_BUFFERED_BYTES} bytes pile up unread (live events held back during its replay count too) is dropped; reconnect ` +
-    'with since= the last seq received to resume. Every API process pushes every event. A plain GET without Upgrade is 426.',
+    'with since= the last seq received to resume. Every API process pushes every event. A plain GET without Upgrade is 426. ' +
+    'The handshake is refused 503 unavailable while the ledger cannot be read or the server is stopping.',
   query: {
     type: 'object',
     properties: { since: { type: 'integer', minimum: -1, description: 'replay entries after this ledger seq first; at most the ledger head' } },
   },
+  status: 101,
   response: wsResponse,
-  errors: ['upgrade_required'],
+  errors: ['upgrade_required', 'unavailable'],
   async handle() {
     throw new ApiError(426, 'upgrade_required', 'GET /ws is a WebSocket: send "Connection: Upgrade" and "Upgrade: websocket"', {}, { Upgrade: 'websocket' });
   },

@@ -28,8 +28,10 @@ export default defineRoute({
     'kind had more). To mark exactly what a page showed as seen, ack with `{"seq": inbox.ack_seq}`: nothing after it is ' +
     'skipped, however many items share one `at` (entries committed together do). After a truncated page, items of other ' +
     'kinds newer than `ack_seq` are listed again on the next page. `inbox.since` is the cursor in ms, and `since_seq` its ' +
-    'ledger seq when it was acked by seq.',
+    'ledger seq when it was acked by seq. 503 unavailable (with Retry-After) in the moment after registering, before the ' +
+    'read models show the new citizen.',
   response: meResponse,
+  errors: ['unavailable'],
   consistentRead: true,
   async handle({ agentId }, { readModel, vault }) {
     const { db, schema } = readModel;

@@ -1,6 +1,5 @@
 import { rotateBody, rotateResponse } from '@svc/contracts';
 import { newApiKey } from '@svc/vault';
-import { presentedKey } from '../../http/credentials';
 import { unauthorized } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
@@ -12,10 +11,10 @@ export default defineRoute({
   summary: 'Issue a new API key (shown once); the old key stops working before this returns',
   body: rotateBody,
   response: rotateResponse,
-  async handle({ agentId, req }, { vault }) {
+  async handle({ agentId, apiKey: presented }, { vault }) {
     const apiKey = newApiKey();
     // Two rotations racing with one key: the first wins, the second no longer holds a valid key.
-    if (!(await vault.rotateKey(agentId!, presentedKey(req)!, apiKey))) throw unauthorized();
+    if (!(await vault.rotateKey(agentId!, presented!, apiKey))) throw unauthorized();
     return { body: { api_key: apiKey, warning: 'this api_key is shown only once; the previous key no longer works' } };
   },
 });

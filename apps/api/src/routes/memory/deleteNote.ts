@@ -1,5 +1,4 @@
 import { deleteNoteQuery, deleteNoteResponse } from '@svc/contracts';
-import { presentedKey } from '../../http/credentials';
 import { notFound, unauthorized } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
@@ -16,8 +15,8 @@ export default defineRoute<unknown, DeleteNoteQuery>({
   query: deleteNoteQuery,
   response: deleteNoteResponse,
   errors: ['not_found'],
-  async handle({ query, agentId, req }, { vault }) {
-    const outcome = await vault.memory.delete(agentId!, presentedKey(req)!, query.key);
+  async handle({ query, agentId, apiKey }, { vault }) {
+    const outcome = await vault.memory.delete(agentId!, apiKey!, query.key);
     if (!outcome.ok) throw unauthorized();
     if (!outcome.deleted) throw notFound(`note ${query.key}`);
     return { body: { key: query.key, deleted: true } };

@@ -1,6 +1,5 @@
 import { getNotesQuery, getNotesResponse } from '@svc/contracts';
 import type { MemoryNote } from '@svc/vault';
-import { presentedKey } from '../../http/credentials';
 import { notFound, unauthorized } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
@@ -17,8 +16,8 @@ export default defineRoute<unknown, GetNotesQuery>({
   query: getNotesQuery,
   response: getNotesResponse,
   errors: ['not_found'],
-  async handle({ query, agentId, req }, { vault }) {
-    const apiKey = presentedKey(req)!;
+  async handle({ query, agentId, apiKey: presented }, { vault }) {
+    const apiKey = presented!;
     if (query.key !== undefined) {
       const found = await vault.memory.get(agentId!, apiKey, query.key);
       if (!found.ok) throw unauthorized();

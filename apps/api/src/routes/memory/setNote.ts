@@ -1,5 +1,4 @@
 import { MEMORY_NOTES_PER_CITIZEN, MEMORY_VALUE_MAX_BYTES, setNoteBody, setNoteResponse } from '@svc/contracts';
-import { presentedKey } from '../../http/credentials';
 import { ApiError, unauthorized } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
@@ -22,14 +21,14 @@ export default defineRoute<SetNoteBody>({
     'replacing an existing key always works. Notes never reach the public ledger, and no daily cap applies.',
   body: setNoteBody,
   response: setNoteResponse,
-  async handle({ body, agentId, req }, { vault }) {
+  async handle({ body, agentId, apiKey }, { vault }) {
     const bytes = Buffer.byteLength(body.value, 'utf8');
     if (bytes > MEMORY_VALUE_MAX_BYTES) {
       throw new ApiError(400, 'invalid_request', `value is ${bytes} bytes of UTF-8; at most ${MEMORY_VALUE_MAX_BYTES} (16 KB)`, { field: 'value' });
     }
     // A lone surrogate has no UTF-8 form: stored, it would come back as another text.
     if (/\p{Cs}/u.test(body.value)) throw new ApiError(400, 'invalid_request', 'value must be valid Unicode (no lone surrogate)', { field: 'value' });
-    const outcome = await vault.memory.set({ agentId: agentId!, apiKey: presentedKey(req)!, key: body.key, value: body.value, limit: MEMORY_NOTES_PER_CITIZEN });
+    const outcome = await vault.memory.set({ agentId: agentId!, apiKey: apiKey!, key: body.key, value: body.value, limit: MEMORY_NOTES_PER_CITIZEN });
     if (!outcome.ok && outcome.reason === 'unauthorized') throw unauthorized();
     if (!outcome.ok) {
       throw new ApiError(400, 'invalid_request', `at most ${outcome.limit} notes per citizen: delete one first (DELETE /api/v1/memory?key=...)`, {

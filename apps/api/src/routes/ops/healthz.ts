@@ -1,3 +1,4 @@
+import { healthzResponse } from '@svc/contracts';
 import { defineRoute } from '../../http/route';
 
 export default defineRoute({
@@ -6,6 +7,7 @@ export default defineRoute({
   auth: 'public',
   tag: 'Operations',
   summary: 'Liveness: the process answers',
+  response: healthzResponse,
   async handle() {
     return { body: { status: 'live' } };
   },

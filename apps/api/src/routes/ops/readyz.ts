@@ -1,3 +1,4 @@
+import { readyzResponse } from '@svc/contracts';
 import { ping } from '@svc/readmodel';
 import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
@@ -11,6 +12,11 @@ export default defineRoute({
   auth: 'public',
   tag: 'Operations',
   summary: 'Readiness: the database and event store answer and the read models are moving; reports the ledger head and projection lag',
+  description:
+    '503 not_ready, with the reason, while the database or the event store does not answer, or while the read models ' +
+    'have stood still behind the ledger for a minute.',
+  response: readyzResponse,
+  errors: ['not_ready'],
   async handle(_input, { database, store, projection }) {
     try {
       await ping(database);

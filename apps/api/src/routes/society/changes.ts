@@ -23,12 +23,12 @@ export default defineRoute<unknown, ChangesQuery>({
   response: changesResponse,
   conditional: true,
   consistentRead: true,
-  async handle({ query, req }, { readModel }): Promise<RouteResult> {
+  async handle({ query, ifNoneMatch }, { readModel }): Promise<RouteResult> {
     const { db, schema } = readModel;
     // Everything served is at or below this head, so the ETag names exactly what the body holds.
     const head = await readCheckpoint(db, schema);
     const tag = `W/"${head}-${createHash('sha1').update(JSON.stringify([query.since, query.after, query.limit])).digest('hex').slice(0, 12)}"`;
-    if (etagMatches(req.get('if-none-match'), tag)) return { notModified: true, headers: { ETag: tag } };
+    if (etagMatches(ifNoneMatch, tag)) return { notModified: true, headers: { ETag: tag } };
     const page = await entries.entriesSince(db, schema, { afterSeq: query.after, since: query.since, upTo: head, limit: query.limit });
     // A short page holds everything up to the head that matched, so the next read starts after the head:
     // a `since` that matched nothing must not send the client back to seq 0.

@@ -19,10 +19,12 @@ export default defineRoute<CreatePostBody>({
   summary: 'Post a signal or a reply: body 1-4000, optional mint (a signal about that token), parent_id (a reply), up to 8 tags',
   description:
     'Daily caps per citizen per UTC day, decided at the ledger head: 50 top-level posts and 300 replies; over the cap is ' +
-    '429 daily_cap with `used` and `cap`. A reply to a post that does not exist is 404.',
+    '429 daily_cap with `used` and `cap`. A reply to a post that does not exist is 404.' +
+    ' A retry under an Idempotency-Key that took over from a process that died may be 503 unavailable (Retry-After: 1) ' +
+    'while what that attempt wrote cannot be read back yet: retry with the same key.',
   body: createPostBody,
   response: createPostResponse,
-  errors: ['not_found', 'daily_cap'],
+  errors: ['not_found', 'daily_cap', 'unavailable'],
   async handle({ body, agentId, newId, resumedFrom }, services) {
     const command = {
       type: 'CreatePost' as const,

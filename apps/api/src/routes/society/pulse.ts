@@ -57,14 +57,14 @@ export default defineRoute<unknown, { wait?: number }>({
     'null while the price source does not answer) is as of the answer. If-None-Match is compared weakly: `W/` is ' +
     'optional and `*` matches. With a key, `has_new_for_you` says whether the inbox has anything after the last ack, and ' +
     'an ack wakes that citizen\'s held requests. A server that shuts down answers held requests 503 `unavailable` with ' +
-    'Retry-After. `tokens` counts coins launched through the service and stays 0 until trading lands.',
+    'Retry-After. `tokens` counts the coins deployed through the service.',
   query: pulseQuery,
   response: pulseResponse,
+  errors: ['unavailable'],
   conditional: true,
   consistentRead: true,
-  async handle({ query, agentId, req, res }, services) {
+  async handle({ query, agentId, ifNoneMatch, req, res }, services) {
     const { pulse } = services;
-    const ifNoneMatch = req.get('if-none-match');
     const seconds = Math.min(query.wait ?? 0, MAX_WAIT_SECONDS);
     if (seconds <= 0) return reply(await answerOf(await pulse.state(), agentId, services), ifNoneMatch);
 

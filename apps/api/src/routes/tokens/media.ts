@@ -1,8 +1,9 @@
-import type { JsonSchema } from '@svc/contracts';
+import { mediaResponse, type JsonSchema } from '@svc/contracts';
 import { SHA256_HEX } from '@svc/vault';
 import { notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 import { etagMatches } from '../../live/board';
+import { IMAGE_TYPES } from '../../tokens/image';
 import { MEDIA_PATH } from '../../tokens/media';
 
 // No pattern here: a malformed address is as unknown as a well-formed one, 404 rather than 400.
@@ -24,10 +25,11 @@ export default defineRoute<unknown, unknown, { sha256: string }>({
     'with the Content-Type it was stored with, `Cache-Control: public, max-age=31536000, immutable` and the strong ETag ' +
     '`"<sha256>"`; If-None-Match with that ETag answers 304. An unknown or malformed address is 404 not_found.',
   params: mediaParams,
-  response: { description: 'the object’s bytes, not JSON unless the object is a metadata document' },
+  produces: [...IMAGE_TYPES, 'application/json'],
+  response: mediaResponse,
   errors: ['not_found'],
   conditional: true,
-  async handle({ params, req }, { media }) {
+  async handle({ params, ifNoneMatch }, { media }) {
     const sha256 = params.sha256;
     if (!SHA256_HEX.test(sha256)) throw notFound(`media ${sha256.slice(0, 80)}`);
     const etag = `"${sha256}"`;
@@ -39,7 +41,7 @@ export default defineRoute<unknown, unknown, { sha256: string }>({
       'Content-Security-Policy': "default-src 'none'; sandbox",
     };
     // The bytes behind an address never change: a client holding its ETag needs them not read again.
-    if (etagMatches(req.get('if-none-match'), etag) && (await media.has(sha256))) return { notModified: true, headers };
+    if (etagMatches(ifNoneMatch, etag) && (await media.has(sha256))) return { notModified: true, headers };
     const object = await media.get(sha256);
     if (!object) throw notFound(`media ${sha256}`);
     return { raw: object.bytes, contentType: object.contentType, headers };

@@ -1,0 +1,69 @@
+import type { JsonSchema } from './validator';
+
+/** GET /healthz: the process answers. */
+export const healthzResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'status'],
+  properties: { ok: { const: true }, status: { const: 'live' } },
+};
+
+/** GET /readyz: the stores answer and the read models move (503 not_ready otherwise). */
+export const readyzResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'status', 'ledger_head', 'projected', 'lag'],
+  properties: {
+    ok: { const: true },
+    status: { const: 'ready' },
+    ledger_head: { type: 'integer', minimum: -1, description: 'the seq of the last ledger entry (-1 when empty)' },
+    projected: { type: 'integer', minimum: -1, description: 'the seq the read models of this process have reached' },
+    lag: { type: 'integer', minimum: 0, description: 'ledger_head - projected, at least 0' },
+  },
+};
+
+/** GET /metrics: Prometheus text exposition. */
+export const metricsResponse: JsonSchema = { type: 'string', description: 'Prometheus text exposition format 0.0.4' };
+
+export const surfaceResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'version', 'routes'],
+  properties: {
+    ok: { const: true },
+    version: { type: 'string', description: 'the interface version (as in the OpenAPI info)' },
+    routes: {
+      type: 'array',
+      description: 'every route the server dispatches, in the order of its route table',
+      items: {
+        type: 'object',
+        required: ['method', 'path', 'auth', 'summary'],
+        properties: {
+          method: { type: 'string', enum: ['GET', 'POST', 'DELETE'] },
+          path: { type: 'string', description: 'OpenAPI-style template, e.g. /api/v1/agents/{handle}' },
+          auth: {
+            type: 'string',
+            enum: ['public', 'auth', 'optional'],
+            description: '`auth` needs the bearer key (or X-API-Key); `optional` takes one to add what is yours; `public` needs none',
+          },
+          summary: { type: 'string' },
+        },
+      },
+    },
+  },
+};
+
+/**
+ * GET /openapi.json: the document itself, in the OpenAPI format (which has no `ok`; its top-level fields are
+ * fixed by that specification).
+ */
+export const openApiDocumentResponse: JsonSchema = {
+  type: 'object',
+  required: ['openapi', 'info', 'paths'],
+  description: 'an OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0)',
+  properties: {
+    openapi: { type: 'string', pattern: '^3\\.1\\.\\d+$' },
+    info: { type: 'object', required: ['title', 'version'] },
+    servers: { type: 'array', items: { type: 'object', required: ['url'] } },
+    tags: { type: 'array', items: { type: 'object', required: ['name'] } },
+    paths: { type: 'object' },
+    components: { type: 'object' },
+  },
+};
