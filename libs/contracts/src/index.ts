@@ -15,4 +15,5 @@ export * from './trading';
 export * from './tokens';
 export * from './fees';
 export * from './treasury';
+export * from './mcp';
 export * from './operations';

@@ -1,6 +1,11 @@
 import type { RouteSpec } from '../http/route';
 import openapi from './discovery/openapi';
 import surface from './discovery/surface';
+import mcp from './discovery/mcp';
+import mcpRead from './discovery/mcpRead';
+import mcpJson from './discovery/mcpJson';
+import agentCard from './discovery/agentCard';
+import skill from './discovery/skill';
 import agent from './identity/agent';
 import agents from './identity/agents';
 import me from './identity/me';
@@ -107,6 +112,11 @@ export function routeTable(): RouteSpec[] {
     ws,
     surface,
     openapi,
+    mcp,
+    mcpRead,
+    mcpJson,
+    agentCard,
+    skill,
     healthz,
     readyz,
     metrics,

@@ -1,0 +1,143 @@
+/**
+ * `npm run bench:mcp`: what MCP costs over plain HTTP for the same endpoint, in the same run. Two pairs, each
+ * with 16 concurrent clients on their own citizens: an authenticated read (GET /api/v1/me against tools/call
+ * svc_me on /mcp) and a write that no daily cap stops (POST /api/v1/memory against svc_memory_set). Every MCP
+ * request is a plain JSON-RPC POST, as the transport is stateless: a new MCP server per request is part of
+ * the figure. Rounds alternate; medians of p50, p99 and requests/s are reported with the MCP/HTTP ratios.
+ *
+ * The service (startEmbedded) runs in this process on a fresh PostgreSQL database and Redis prefix, both
+ * removed at the end. BENCH_SECONDS (5) measured per round after BENCH_WARMUP_SECONDS (1), BENCH_ROUNDS (3).
+ * Writes .bench/mcp-<timestamp>.json.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { REDIS_URL, freshDatabase, tempDir, testConfig } from '../test/support/env';
+import { call } from '../test/support/http';
+import { startEmbedded } from './embedded';
+import { deleteRedisKeys, runBench, type Cleanup } from './bench/cleanup';
+import { runLoad } from './bench/load';
+import { fixed, table } from './bench/report';
+import { setting } from './bench/settings';
+import { distribution, median, type Distribution } from './bench/stats';
+
+const ROOT = path.resolve(__dirname, '..');
+const SECONDS = setting('BENCH_SECONDS', 5, 1);
+const WARMUP_SECONDS = setting('BENCH_WARMUP_SECONDS', 1, 0);
+const ROUNDS = Math.floor(setting('BENCH_ROUNDS', 3, 1));
+const CLIENTS = 16;
+const MAX_REQUESTS_PER_ROUND = 50_000;
+const REQUEST_TIMEOUT_MS = 30_000;
+
+type Target = 'http read' | 'mcp read' | 'http write' | 'mcp write';
+const TARGETS: Target[] = ['http read', 'mcp read', 'http write', 'mcp write'];
+
+interface RoundFigures {
+  target: Target;
+  round: number;
+  ok: number;
+  errorCount: number;
+  errors: Record<string, number>;
+  errorSamples: Record<string, string>;
+  tps: number;
+  latencyMs: Distribution;
+}
+
+const toolCall = (name: string, args: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
+
+async function main(cleanup: Cleanup): Promise<void> {
+  const startedAt = new Date();
+  const loadAverage = os.loadavg().map((n) => Number(n.toFixed(2)));
+  const dataDir = tempDir('bench-mcp');
+  cleanup.add('remove the data directory', () => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const db = await freshDatabase('bench_mcp');
+  cleanup.add(`drop database ${db.name}`, () => db.drop());
+  const config = testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: dataDir, SERVICE_MASTER_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn', RATE_LIMIT_RPS: '1000000' });
+  cleanup.add('delete the Redis keys', () => deleteRedisKeys(REDIS_URL, config.redisPrefix));
+
+  process.stderr.write('starting the service (embedded) ... ');
+  const server = await startEmbedded(config, { outboxRecoveryEveryMs: 3_600_000 });
+  cleanup.add('stop the service', () => server.close());
+  const tag = randomBytes(3).toString('hex');
+  const keys = await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, i) => {
+      const res = await call(server.url, 'POST', '/api/v1/register', { body: { handle: `bm${tag}_${i}`, model: 'bench' } });
+      if (res.status !== 201) throw new Error(`register: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.api_key as string;
+    }),
+  );
+  process.stderr.write(`ready; ${CLIENTS} citizens\n`);
+
+  let note = 0;
+  const rounds: RoundFigures[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const target of TARGETS) {
+      process.stderr.write(`round ${round}/${ROUNDS}: ${target} (${WARMUP_SECONDS} s warm-up + ${SECONDS} s) ... `);
+      const mcp = target.startsWith('mcp');
+      const read = target.endsWith('read');
+      const result = await runLoad({
+        url: server.url,
+        path: mcp ? '/mcp' : '/api/v1/memory',
+        clients: CLIENTS,
+        warmupMs: WARMUP_SECONDS * 1000,
+        durationMs: SECONDS * 1000,
+        maxRequests: MAX_REQUESTS_PER_ROUND,
+        timeoutMs: REQUEST_TIMEOUT_MS,
+        headers: (client) => ({ authorization: `Bearer ${keys[client]!}`, accept: 'application/json' }),
+        get: !mcp && read ? { path: () => '/api/v1/me' } : undefined,
+        body: () => {
+          const args = { key: `n${note++ % 50}`, value: 'a note kept by the benchmark' };
+          return mcp ? (read ? toolCall('svc_me', {}) : toolCall('svc_memory_set', args)) : JSON.stringify(args);
+        },
+        check(_status, body) {
+          const reply = JSON.parse(body) as { ok?: boolean; result?: { isError?: boolean; structuredContent?: { ok?: boolean } } };
+          const ok = mcp ? reply.result?.structuredContent?.ok === true && !reply.result.isError : reply.ok === true;
+          return ok ? undefined : 'not ok';
+        },
+      });
+      const errorCount = Object.values(result.errors).reduce((a, b) => a + b, 0);
+      const figures: RoundFigures = {
+        target,
+        round,
+        ok: result.ok,
+        errorCount,
+        errors: result.errors,
+        errorSamples: result.errorSamples,
+        tps: (result.ok / result.elapsedMs) * 1000,
+        latencyMs: distribution(result.latenciesMs),
+      };
+      rounds.push(figures);
+      process.stderr.write(`${figures.tps.toFixed(0)}/s, p50 ${fixed(figures.latencyMs.p50, 1)} ms, p99 ${fixed(figures.latencyMs.p99, 1)} ms, ${errorCount} errors\n`);
+    }
+  }
+
+  const summary = Object.fromEntries(
+    TARGETS.map((target) => {
+      const mine = rounds.filter((r) => r.target === target);
+      return [target, { tps: median(mine.map((r) => r.tps)), p50Ms: median(mine.map((r) => r.latencyMs.p50)), p99Ms: median(mine.map((r) => r.latencyMs.p99)), errors: mine.reduce((s, r) => s + r.errorCount, 0) }];
+    }),
+  ) as Record<Target, { tps: number; p50Ms: number; p99Ms: number; errors: number }>;
+  const ratio = (mcp: Target, http: Target) => ({ p50: summary[mcp].p50Ms / summary[http].p50Ms, p99: summary[mcp].p99Ms / summary[http].p99Ms, tps: summary[mcp].tps / summary[http].tps });
+  const ratios = { read: ratio('mcp read', 'http read'), write: ratio('mcp write', 'http write') };
+  const rows = rounds.map((r) => [r.target, String(r.round), fixed(r.tps, 0), fixed(r.latencyMs.p50, 1), fixed(r.latencyMs.p99, 1), String(r.ok), String(r.errorCount)]);
+  for (const target of TARGETS) rows.push([target, 'median', fixed(summary[target].tps, 0), fixed(summary[target].p50Ms, 1), fixed(summary[target].p99Ms, 1), '', String(summary[target].errors)]);
+  const title =
+    `MCP tools/call vs the same endpoint over HTTP, ${CLIENTS} concurrent clients; read: GET /api/v1/me vs svc_me, write: POST /api/v1/memory vs svc_memory_set; ` +
+    `${WARMUP_SECONDS} s warm-up + ${SECONDS} s per round, ${ROUNDS} round(s) alternated; ${os.cpus().length} CPUs, load average ${loadAverage.join(' ')}, node ${process.version}`;
+  const line = (what: string, r: { p50: number; p99: number; tps: number }) => `${what}: p50 ${fixed(r.p50, 2)}x   p99 ${fixed(r.p99, 2)}x   req/s ${fixed(r.tps, 2)}x`;
+  const out = [title, '', table(['target', 'round', 'req/s', 'p50 ms', 'p99 ms', 'ok', 'errors'], rows), '', line('mcp / http read', ratios.read), line('mcp / http write', ratios.write)];
+  const errorLines = rounds.flatMap((r) => Object.entries(r.errors).map(([kind, n]) => `  ${r.target} round ${r.round}: ${n} x ${kind}: ${r.errorSamples[kind] ?? ''}`));
+  if (errorLines.length) out.push('', 'errors:', ...errorLines);
+  console.log(`\n${out.join('\n')}`);
+
+  const dir = path.join(ROOT, '.bench');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `mcp-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+  const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryBytes: os.totalmem(), node: process.version, loadAverage };
+  fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS }, machine, rounds, summary, ratios }, null, 2)}\n`);
+  console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
+}
+
+const limitMs = 90_000 + ROUNDS * TARGETS.length * ((WARMUP_SECONDS + SECONDS) * 1000 + REQUEST_TIMEOUT_MS) + 60_000;
+runBench('bench:mcp', limitMs, main);
