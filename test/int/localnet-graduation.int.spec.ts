@@ -66,10 +66,15 @@ async function buyOut({ t, pump }: Market, mint: PublicKey, whale: Keypair): Pro
   const cost = getBuySolAmountFromTokenAmount({ global, feeConfig, mintSupply, bondingCurve: state.bondingCurve, amount: rest, quoteMint: NATIVE_MINT });
   const signature = await send(t, await PUMP_SDK.buyInstructions({ global, ...state, mint, user: whale.publicKey, amount: rest, solAmount: cost, slippage: 0, tokenProgram: TOKEN_2022_PROGRAM_ID }), [whale]);
   const landed = await t.connection.getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
-  const curve = await pump.fetchBondingCurve(mint);
-  expect(curve.complete).toBe(true);
-  const tokens = BigInt((await t.connection.getTokenAccountBalance(getAssociatedTokenAddressSync(mint, bondingCurvePda(mint), true, TOKEN_2022_PROGRAM_ID))).value.amount);
-  return { signature, slot: landed!.slot, tokens, quote: big(curve.realQuoteReserves) };
+  // As the buy left the curve, not as read afterwards: on a busy machine the keeper may have migrated it already.
+  const vault = getAssociatedTokenAddressSync(mint, bondingCurvePda(mint), true, TOKEN_2022_PROGRAM_ID);
+  const keys = landed!.transaction.message.getAccountKeys({ accountKeysFromLookups: landed!.meta!.loadedAddresses });
+  const after = landed!.meta!.postTokenBalances!.find((b) => keys.get(b.accountIndex)!.equals(vault))!;
+  const trade = (await pumpEvents(t, signature)).find((e) => e.name === 'tradeEvent')!.data as { realQuoteReserves: BN; realSolReserves: BN; isBuy: boolean };
+  expect(trade.isBuy).toBe(true);
+  const quote = big(trade.realQuoteReserves) > 0n ? big(trade.realQuoteReserves) : big(trade.realSolReserves);
+  expect((await pump.fetchBondingCurve(mint)).complete).toBe(true);
+  return { signature, slot: landed!.slot, tokens: BigInt(after.uiTokenAmount.amount), quote };
 }
 
 /** The anchor events of the pump program a landed transaction logged. */
