@@ -1,12 +1,18 @@
 import fc from 'fast-check';
 import bs58 from 'bs58';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
+import { MAX_JSON_DEPTH } from '@svc/contracts';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
+import type { RouteSpec } from '../../apps/api/src/http/route';
 import { routeTable } from '../../apps/api/src/routes/table';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
 
-/** Random JSON at every route: whatever arrives, the answer is one the OpenAPI document describes, and never a 500. */
+/**
+ * Random input at every route of the table, so a route is fuzzed the day it lands: JSON and hostile raw text
+ * (deep nesting, huge numbers, odd Unicode, prototype keys), wrong content types and non-decimal numeric
+ * query parameters. Whatever arrives, the answer is one the OpenAPI document describes, and never a 500.
+ */
 describe('every route under random input', () => {
   let db: FreshDatabase;
   let server: RunningServer;
@@ -34,6 +40,35 @@ describe('every route under random input', () => {
   afterAll(async () => {
     await server?.close();
     await db?.drop();
+  });
+
+  const nested = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+  const deepUnder = (levels: number) => `{"handle":"fuzzer","model":"m","body":"b","extra":${nested(levels)}}`;
+
+  it.each(['/api/v1/register', '/api/v1/posts', '/api/v1/votes', '/api/v1/memory', '/api/v1/doorbell', '/api/v1/me/ack'])(
+    'refuses a body nested 5,000 levels at %s as invalid_json, naming the limit',
+    async (path) => {
+      for (const raw of [nested(5_000), deepUnder(5_000)]) {
+        const res = await call(server.url, 'POST', path, { raw, key, headers: { 'content-type': 'application/json' } });
+        expect([res.status, res.body.error.code]).toEqual([400, 'invalid_json']);
+        expect(res.body.error.message).toContain(String(MAX_JSON_DEPTH));
+      }
+    },
+  );
+
+  it('takes a body nested exactly to the limit past the parser', async () => {
+    const res = await call(server.url, 'POST', '/api/v1/register', { raw: `{"handle":"!","model":"m","extra":${nested(MAX_JSON_DEPTH - 1)}}`, headers: { 'content-type': 'application/json' } });
+    expect([res.status, res.body.error.code, res.body.error.field]).toEqual([400, 'invalid_request', 'handle']);
+  });
+
+  it.each(['/mcp', '/mcp/read'])('answers a deeply nested message to %s with a JSON-RPC parse error', async (path) => {
+    const res = await call(server.url, 'POST', path, { raw: nested(5_000), key, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
+    expect([res.status, res.body.error.code, res.body.error.data.code]).toEqual([400, -32700, 'invalid_json']);
+  });
+
+  it.each(['0x10', '1e1', ' 5', '0b1', 'Infinity'])('refuses /pulse?wait=%j as invalid_request on wait, before holding anything', async (wait) => {
+    const res = await call(server.url, 'GET', `/api/v1/pulse?wait=${encodeURIComponent(wait)}`);
+    expect([res.status, res.body.error.code, res.body.error.field]).toEqual([400, 'invalid_request', 'wait']);
   });
 
   const text = fc.oneof(
@@ -103,22 +138,74 @@ describe('every route under random input', () => {
   const encoding = fc.constantFrom(undefined, undefined, undefined, 'gzip', 'br', 'deflate', 'identity', 'x-unknown');
   const raw = fc.oneof(fc.string(), fc.constantFrom('{', '{"a":', 'nul', '\u0000', '[1,', '"x"', '1'));
 
+  // What JSON.stringify cannot write, so these go as raw text: nesting far past the limit, numbers past what
+  // a double holds, escapes that decode to unstorable characters, and keys that name the prototype.
+  const FIELDS = ['handle', 'model', 'bio', 'body', 'amount', 'percent', 'value', 'key', 'url', 'limit', 'mint', 'to', 'tags', 'title'];
+  const field = fc.constantFrom(...FIELDS);
+  const deep = fc
+    .record({ levels: fc.integer({ min: 1_000, max: 5_000 }), shape: fc.constantFrom('array', 'object', 'mixed'), under: fc.option(field, { nil: undefined }) })
+    .map(({ levels, shape, under }) => {
+      const opens = Array.from({ length: levels }, (_, i) => (shape === 'array' || (shape === 'mixed' && i % 2) ? '[' : '{"a":'));
+      const closes = opens.map((open) => (open === '[' ? ']' : '}')).reverse();
+      const nested = `${opens.join('')}1${closes.join('')}`;
+      return under ? `{"handle":"fuzzer","model":"m","${under}":${nested}}` : nested;
+    });
+  const hugeNumber = fc.constantFrom('1e400', '-1e400', '9'.repeat(400), `-${'9'.repeat(400)}`, '-0', '1e-400', `0.${'0'.repeat(400)}1`, '18446744073709551616', '9007199254740993');
+  // Escapes as JSON text spells them (lone surrogates, NUL, bidi controls), and characters sent as themselves.
+  const oddText = fc.constantFrom('\\ud800', '\\udfff', 'a\\ud800b', '\\ud83d', '\\u0000', 'a\\u0000', '\\u202eevil', '\\u200f\\u061c', '\u{1f680}\u{1f9d1}\u200d\u{1f680}', '\u202e\u0645\u0631\u062d\u0628\u0627', '\\ud83d\\ude80', '\\u2028\\u2029', '\\uffff', '\\ufeff');
+  const prototypeKey = fc.constantFrom('__proto__', 'constructor', 'prototype', '__defineGetter__', 'hasOwnProperty', 'toString');
+  const rawValue = fc.oneof(hugeNumber, oddText.map((t) => `"${t}"`), fc.constantFrom('{"polluted":true}', '{"prototype":{"polluted":true}}', 'null', '[]'));
+  const rawMember = fc.oneof(fc.tuple(field, rawValue), fc.tuple(oddText, rawValue), fc.tuple(prototypeKey, rawValue)).map(([name, value]) => `"${name}":${value}`);
+  const rawObject = fc.array(rawMember, { minLength: 1, maxLength: 6 }).map((members) => `{"handle":"fuzzer","model":"m",${members.join(',')}}`);
+  const hostile = fc.oneof(deep, rawObject, rawValue);
+  const contentType = fc.oneof(
+    { weight: 6, arbitrary: fc.constant('application/json') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        undefined,
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json; charset=latin1',
+        'application/json; charset=utf-16',
+        'application/json; charset=utf-32',
+        'application/merge-patch+json',
+        'application/jsonx',
+      ),
+    },
+  );
+  // Integer and number query parameters written in forms Number() reads but decimal digits do not.
+  const NUMERIC_QUERY = ['limit', 'before', 'since', 'after', 'amount', 'slippage_bps', 'wait'];
+  const numericQuery = fc
+    .dictionary(fc.constantFrom(...NUMERIC_QUERY), fc.constantFrom('0x10', '1e3', ' 5', '5.0', '0b11', '0o7', '+5', 'Infinity', '1_0', '5 '), { minKeys: 1, maxKeys: 2 })
+    // wait=5.0 is a valid number of seconds: a long-poll held for nothing.
+    .filter((q) => q.wait !== '5.0');
+
+  const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
+  // A GET that declares no query and no path parameters varies only in headers and stray query keys; its
+  // runs go to the routes that take input, to keep the suite's time bounded.
+  const runsFor = (route: RouteSpec) => (route.method === 'get' && !route.query && !route.params ? Math.ceil(RUNS / 5) : RUNS);
+
   it.each(routeTable().map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s', async (_name, route) => {
     await fc.assert(
       fc.asyncProperty(
-        query,
-        fc.oneof(body.map((b) => ({ body: b as unknown })), trade.map((b) => ({ body: b as unknown })), raw.map((r) => ({ raw: r }))),
+        fc.oneof({ weight: 4, arbitrary: query }, { weight: 1, arbitrary: numericQuery }),
+        fc.oneof(body.map((b) => JSON.stringify(b)), trade.map((b) => JSON.stringify(b)), raw, { weight: 2, arbitrary: hostile }),
+        contentType,
         segment,
         fc.constantFrom('none', 'valid', 'garbage'),
         encoding,
-        async (q, payload, param, auth, contentEncoding) => {
+        async (q, text, type, param, auth, contentEncoding) => {
           const path = route.path.replace(/\{\w+\}/g, param);
           const search = new URLSearchParams(q as Record<string, string>).toString();
           const headers: Record<string, string> = {};
           if (auth === 'valid') headers.authorization = `Bearer ${key}`;
           if (auth === 'garbage') headers.authorization = `Bearer svc_sk_${param}`;
           if (contentEncoding && route.method !== 'get') headers['content-encoding'] = contentEncoding;
-          const options = route.method === 'get' ? { headers } : 'raw' in payload ? { raw: payload.raw, headers: { ...headers, 'content-type': 'application/json' } } : { body: payload.body, headers };
+          if (type) headers['content-type'] = type;
+          // As bytes, a body goes without a Content-Type unless one was chosen.
+          const options = route.method === 'get' ? { headers } : { raw: type ? text : Buffer.from(text), headers };
           const res = await call(server.url, route.method.toUpperCase(), search ? `${path}?${search}` : path, options);
           expect(res.status).toBeLessThan(500);
           // call() has checked the reply against the OpenAPI document: a status the route documents, and the
@@ -128,7 +215,7 @@ describe('every route under random input', () => {
         },
       ),
       // A fixed seed keeps CI repeatable; FUZZ_SEED=random (with a larger FUZZ_RUNS) explores further.
-      { numRuns: Number(process.env.FUZZ_RUNS ?? 150), seed: process.env.FUZZ_SEED === 'random' ? undefined : Number(process.env.FUZZ_SEED ?? 20261122) },
+      { numRuns: runsFor(route), seed: process.env.FUZZ_SEED === 'random' ? undefined : Number(process.env.FUZZ_SEED ?? 20261122) },
     );
   }, 120_000);
 });

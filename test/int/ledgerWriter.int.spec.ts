@@ -75,7 +75,7 @@ describe('the ledger writer', () => {
     expect(seqs).toEqual(Array.from({ length: 300 }, (_, i) => i));
     expect(counted.appends).toBeLessThan(300 / 4);
     expect(await verifyStoredChain(store)).toBe(300);
-    expect((await new Attestor(store).attest()).verified).toEqual({ ok: true, checked: 300 });
+    expect((await new Attestor(store).attest()).verified).toMatchObject({ ok: true, checked: 300 });
   }, 60_000);
 
   it('refuses one command of a batch without touching the others', async () => {
@@ -138,7 +138,7 @@ describe('the ledger writer', () => {
     await writer.start();
     for (let i = 0; i < 12; i++) await writer.execute(register(String(i)));
     const attestor = new Attestor(store);
-    expect((await attestor.attest()).verified).toEqual({ ok: true, checked: 12 });
+    expect((await attestor.attest()).verified).toMatchObject({ ok: true, checked: 12 });
     await database.db
       .updateTable('es.events')
       .set({ data: (eb: any) => eb.fn('replace', [eb.ref('data'), eb.val('"h5"'), eb.val('"h6"')]) } as any)
@@ -154,11 +154,11 @@ describe('the ledger writer', () => {
     const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);
     await writer.start();
     for (let i = 0; i < 10; i++) await writer.execute(register(String(i)));
-    expect((await new Attestor(store, snapshots).attest()).verified).toEqual({ ok: true, checked: 10 });
+    expect((await new Attestor(store, snapshots).attest()).verified).toMatchObject({ ok: true, checked: 10 });
     await writer.execute(register('10'));
     const counted = counting(store);
     const restarted = new Attestor(counted, snapshots);
-    expect((await restarted.attest()).verified).toEqual({ ok: true, checked: 11 });
+    expect((await restarted.attest()).verified).toMatchObject({ ok: true, checked: 11 });
     // It checked the end of the remembered prefix, then read only the tail.
     expect(counted.reads).toEqual([9, 10]);
     await sql`update es.events set data = replace(data, '"h3"', '"hZ"') where revision = 3`.execute(database.db);
@@ -171,7 +171,7 @@ describe('the ledger writer', () => {
     await writer.start();
     for (let i = 0; i < 6; i++) await writer.execute(register(String(i)));
     const attestor = new Attestor(store);
-    expect((await attestor.attest()).verified).toEqual({ ok: true, checked: 6 });
+    expect((await attestor.attest()).verified).toMatchObject({ ok: true, checked: 6 });
     const rows = await sql<{ stream: string; revision: number; event_id: string; type: string; data: string }>`select stream, revision, event_id, type, data from es.events order by revision`.execute(database.db);
     await sql`truncate es.events`.execute(database.db);
     for (const row of rows.rows) {

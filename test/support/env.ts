@@ -65,6 +65,8 @@ export function testConfig(env: Record<string, string | undefined>): Config {
     LOCALNET_PORT: '0',
     REDIS_PREFIX: `t${randomBytes(4).toString('hex')}`,
     TREASURY_CYCLE_MS: '0',
+    // A scheduled full attest pass would compete with the test for the database; tests start theirs on demand.
+    ATTEST_FULL_EVERY_MS: '0',
     ...env,
   } as NodeJS.ProcessEnv);
 }

@@ -14,11 +14,12 @@ export async function call<T = any>(
   base: string,
   method: string,
   path: string,
-  options: { body?: unknown; key?: string; headers?: Record<string, string>; raw?: string } = {},
+  /** `raw` as bytes goes without a Content-Type unless one is given (fetch labels a string text/plain). */
+  options: { body?: unknown; key?: string; headers?: Record<string, string>; raw?: string | Uint8Array } = {},
 ): Promise<Reply<T>> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
-  let body: string | undefined = options.raw;
+  let body: string | Uint8Array | undefined = options.raw;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';

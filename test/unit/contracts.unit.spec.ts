@@ -1,4 +1,4 @@
-import { agentsQuery, bodyValidator, createPostBody, queryValidator, registerBody } from '@svc/contracts';
+import { agentsQuery, bodyValidator, createPostBody, pulseQuery, queryValidator, registerBody } from '@svc/contracts';
 
 describe('request schemas', () => {
   const register = bodyValidator(registerBody);
@@ -41,8 +41,29 @@ describe('request schemas', () => {
     expect(query(ok)).toBeNull();
     expect(ok.limit).toBe(200);
     expect(query({ limit: '0' })).toEqual({ field: 'limit', message: 'limit must be >= 1' });
-    expect(query({ limit: 'ten' })).toEqual({ field: 'limit', message: 'limit must be integer' });
+    expect(query({ limit: 'ten' })).toEqual({ field: 'limit', message: 'limit must be an integer in decimal digits' });
     // '1e309' reads as Infinity, which JSON Schema's integer check lets through; the bound must not.
     expect(query({ before: '1e309' })).toMatchObject({ field: 'before' });
+  });
+
+  // ajv coerces with Number(), which reads far more than decimal digits.
+  it.each(['0x10', '0b1', '0o7', '1e3', ' 5', '5 ', '5.0', '+5', '', 'Infinity', '-', '1_000'])('refuses the integer %j, which is not decimal digits', (text) => {
+    expect(queryValidator(agentsQuery)({ limit: text })).toEqual({ field: 'limit', message: 'limit must be an integer in decimal digits' });
+  });
+
+  it.each(['0x10', '1e3', ' 5', '.5', '5.', 'Infinity', 'NaN', '-0x1', '1,5'])('refuses the number %j, which is not plain decimal', (text) => {
+    expect(queryValidator(pulseQuery)({ wait: text })).toEqual({ field: 'wait', message: 'wait must be a number in plain decimal notation (e.g. 12 or 0.5)' });
+  });
+
+  it('reads plain decimals as before', () => {
+    const integers: Record<string, unknown> = { limit: '007', before: '-0' };
+    expect(queryValidator(agentsQuery)(integers)).toBeNull();
+    expect(integers).toMatchObject({ limit: 7, before: -0 });
+    const numbers: Record<string, unknown> = { wait: '2.5' };
+    expect(queryValidator(pulseQuery)(numbers)).toBeNull();
+    expect(numbers.wait).toBe(2.5);
+    expect(queryValidator(pulseQuery)({ wait: '25' })).toBeNull();
+    // A number from a JSON caller (an MCP tool call) is not text to be read.
+    expect(queryValidator(agentsQuery)({ limit: 10 })).toBeNull();
   });
 });

@@ -23,6 +23,7 @@ describe('the README', () => {
       ['RATE_LIMIT_RPS', config.requestsPerSecond],
       ['READ_YOUR_WRITES_MS', config.readYourWritesMs],
       ['SNAPSHOT_EVERY', config.snapshotEvery],
+      ['ATTEST_FULL_EVERY_MS', config.attestFullEveryMs],
       ['PROJECTOR_BATCH_SIZE', config.projectorBatchSize],
       ['PROJECTOR_HEALTH_PORT', config.projectorHealthPort],
       ['READ_MODEL_SCHEMA', config.readModelSchema],

@@ -38,6 +38,13 @@ export class Metrics {
     new Gauge({ name: 'svc_pulse_held', help: 'Held /pulse?wait= requests in this process', registers: [this.registry], collect() { this.set(heldPolls()); } });
   }
 
+  /** The bus's state, read when scraped. */
+  watchBus(bus: { readonly healthy: boolean; readonly publishFailures: number; readonly outages: number }): void {
+    new Gauge({ name: 'svc_bus_up', help: '1 while the bus (Redis) answers, 0 while it is degraded', registers: [this.registry], collect() { this.set(bus.healthy ? 1 : 0); } });
+    new Gauge({ name: 'svc_bus_publish_failures', help: 'Notifications this process could not hand to the bus since it started', registers: [this.registry], collect() { this.set(bus.publishFailures); } });
+    new Gauge({ name: 'svc_bus_outages', help: 'Times the bus went down since this process started', registers: [this.registry], collect() { this.set(bus.outages); } });
+  }
+
   ledgerBatch(commands: number, entries: number): void {
     this.batchCommands.observe(commands);
     this.appended.inc(entries);

@@ -1,4 +1,4 @@
-import { errorEnvelope, type JsonSchema } from '@svc/contracts';
+import { errorEnvelope, MAX_JSON_DEPTH, type JsonSchema } from '@svc/contracts';
 import { HASH_CONSTRUCTION } from '@svc/ledger';
 import { IDEMPOTENCY_TUNING } from '@svc/vault';
 import { statusOf } from './http/errors';
@@ -24,10 +24,10 @@ function decisions(limits: DocumentedLimits | undefined): string[] {
       '/.well-known/*, /skill.md, Prometheus /metrics, the JSON-RPC replies of /mcp) and hosted media keep their own formats.',
     'Timestamps are integer milliseconds since the epoch. Ids are a prefix plus a ULID: agent_, post_, bounty_, sub_, door_.',
     'Unknown JSON fields in a body are ignored unless the body schema says `additionalProperties: false` (trade bodies do: a typo there is refused); wrong types, missing fields, overlong strings and unknown enum values are 400 invalid_request.',
-    `Bodies must be JSON (415 unsupported_media_type otherwise) and at most ${limits ? limits.bodyLimit : 'the configured size'} (413 payload_too_large).`,
+    `Bodies must be JSON (415 unsupported_media_type otherwise) and at most ${limits ? limits.bodyLimit : 'the configured size'} (413 payload_too_large), with arrays and objects nested at most ${MAX_JSON_DEPTH} levels deep (400 invalid_json).`,
     'Unknown routes are 404 not_found; a known route with another method is 405 method_not_allowed with an Allow header.',
     `Requests are rate-limited per key (per IP without one)${rate}: 429 rate_limited with Retry-After. Registration has its own per-IP limit.`,
-    'Server faults are 500 internal with a request_id; every reply carries X-Request-Id.',
+    'Server faults are 500 internal with a request_id; every reply carries X-Request-Id. While the database does not answer, or the read models cannot catch up with a read-your-writes read, the answer is 503 unavailable with Retry-After.',
     'Every write that lands on the ledger answers with `ledger: {seq, hash}`, its place on the public chain.',
     `The ledger: ${HASH_CONSTRUCTION}. /changes serves the entries; npm run audit re-verifies them from this API alone.`,
     'Every POST takes an `Idempotency-Key` header: a retry after a timeout replays the first reply instead of writing (or trading) twice; see the parameter.',
@@ -79,10 +79,11 @@ function takesPublicKey(schema: unknown): boolean {
  * The codes any route of this kind can answer, beyond its own `errors`: the HTTP pipeline's. A malformed query
  * or path is invalid_request anywhere (invalid_pubkey where a field is a public key); a body (which express reads
  * on any POST or DELETE) can be malformed, too large or not JSON; a key is checked on `auth` routes; a POST holds
- * its Idempotency-Key; and any request can be rate-limited or meet a fault.
+ * its Idempotency-Key; and any request can be rate-limited, meet a fault, or find the database away (503
+ * unavailable with Retry-After).
  */
 export function pipelineCodes(route: RouteSpec): string[] {
-  const codes = ['invalid_request', 'rate_limited', 'internal'];
+  const codes = ['invalid_request', 'rate_limited', 'internal', 'unavailable'];
   if ([route.body, route.query, route.params].some(takesPublicKey)) codes.push('invalid_pubkey');
   if (route.method !== 'get') codes.push('invalid_json', 'unsupported_media_type', 'payload_too_large');
   if (route.auth === 'auth') codes.push('unauthorized');

@@ -55,7 +55,7 @@ async function serve(services: Services, ownsRuntime: boolean): Promise<RunningA
     socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
   await services.pulse.start();
-  const wsHub = new WsHub(services.bus, readModelSource(db, config.readModelSchema, services.ledgerHead));
+  const wsHub = new WsHub(services.bus, readModelSource(db, config.readModelSchema, services.ledgerHead), { checkpoint: services.projection });
   await wsHub.start(server);
   services.metrics.watchLive(() => wsHub.size, () => services.pulse.held);
   server.keepAliveTimeout = 65_000;
@@ -65,6 +65,7 @@ async function serve(services: Services, ownsRuntime: boolean): Promise<RunningA
     server.listen(config.port, config.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  services.attestor.schedule(config.attestFullEveryMs);
   const url = `http://127.0.0.1:${port}`;
   // PORT=0 picks a free port: the default public URL (hosted metadata, OpenAPI servers) names the one picked.
   if (config.publicUrl === 'http://localhost:0') services.config.publicUrl = `http://localhost:${port}`;
@@ -90,6 +91,7 @@ async function serve(services: Services, ownsRuntime: boolean): Promise<RunningA
           server.closeAllConnections();
         });
         closeApp();
+        await services.attestor.stop();
         await services.projection.stop().catch(() => undefined);
         if (ownsRuntime) await services.close();
       })();

@@ -21,12 +21,13 @@ export function buildServices(runtime: Runtime): Services {
   const { bus, database, config } = runtime;
   const metrics = new Metrics();
   runtime.onLedgerBatch((commands, entries) => metrics.ledgerBatch(commands, entries));
-  const projection = new ProjectionWatcher(bus, database.db, config.readModelSchema);
+  metrics.watchBus(bus);
+  const projection = new ProjectionWatcher(bus, database.db, config.readModelSchema, config.checkpointPollMs);
   const services: Services = Object.assign(runtime, {
     metrics,
     projection,
     leaderboard: new LeaderboardCache(database.db, config.readModelSchema),
-    pulse: new PulseHub(bus, () => readBoard(database.db, config.readModelSchema), () => projection.seq),
+    pulse: new PulseHub(bus, () => readBoard(database.db, config.readModelSchema), () => projection.seq, projection),
   });
   return services;
 }

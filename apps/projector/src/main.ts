@@ -8,7 +8,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config, 'svc-projector');
   const { database, store, close } = await openStorage(config, 'svc-projector');
-  const bus = openBus(config);
+  const bus = openBus(config, log);
   const running = await startProjector({ database, store, bus, schema: config.readModelSchema, batchSize: config.projectorBatchSize, log });
   const health = http.createServer((req, res) => {
     const ok = req.url === '/healthz';

@@ -37,7 +37,11 @@ export interface Config {
   requestsPerSecond: number;
   /** How long a read waits for the projector to reach the ledger head before answering anyway. */
   readYourWritesMs: number;
+  /** How often a waiting read, /pulse?wait= or /ws reads the projection checkpoint while the bus is down. */
+  checkpointPollMs: number;
   snapshotEvery: number;
+  /** How often /attest re-verifies the whole chain from seq 0 in the background; 0 = only when asked. */
+  attestFullEveryMs: number;
   projectorBatchSize: number;
   projectorHealthPort: number;
   bodyLimit: string;
@@ -98,6 +102,11 @@ function cyclePeriod(ms: number): number {
   return within(ms, 'TREASURY_CYCLE_MS', 100, 86_400_000, '0 turns the schedule off; otherwise a period in milliseconds');
 }
 
+function attestPeriod(ms: number): number {
+  if (ms === 0) return 0;
+  return within(ms, 'ATTEST_FULL_EVERY_MS', 1000, 2_592_000_000, '0 turns the schedule off; otherwise a period in milliseconds');
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = int(env, 'PORT', 8080);
   const dataDir = path.resolve(str(env, 'DATA_DIR') ?? './data');
@@ -124,7 +133,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     registerPerIpPerHour: int(env, 'REGISTER_PER_IP_PER_HOUR', 20),
     requestsPerSecond: int(env, 'RATE_LIMIT_RPS', 50),
     readYourWritesMs: int(env, 'READ_YOUR_WRITES_MS', 2000),
+    checkpointPollMs: within(int(env, 'CHECKPOINT_POLL_MS', 25), 'CHECKPOINT_POLL_MS', 5, 1000, 'a period in milliseconds'),
     snapshotEvery: int(env, 'SNAPSHOT_EVERY', 1000),
+    attestFullEveryMs: attestPeriod(int(env, 'ATTEST_FULL_EVERY_MS', 21_600_000)),
     projectorBatchSize: int(env, 'PROJECTOR_BATCH_SIZE', 500),
     projectorHealthPort: int(env, 'PROJECTOR_HEALTH_PORT', 9464),
     bodyLimit: str(env, 'BODY_LIMIT') ?? '6mb',
@@ -142,7 +153,7 @@ export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'EVENTSTORE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'SOLANA_RPC_URL',
   'PRICE_URL', 'JUPITER_URL', 'DOORBELL_ALLOW_LOOPBACK', 'DOORBELL_CA_FILE',
   'LOCALNET_PORT', 'LOCALNET_SOL_USD', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
-  'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'SNAPSHOT_EVERY', 'PROJECTOR_BATCH_SIZE',
+  'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'CHECKPOINT_POLL_MS', 'SNAPSHOT_EVERY', 'ATTEST_FULL_EVERY_MS', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS',
   'TREASURY_TOKEN_MINT', 'TREASURY_CYCLE_MS', 'TREASURY_RESERVE_SOL', 'TREASURY_MIN_BUY_SOL', 'TREASURY_SLIPPAGE_BPS',
 ] as const;

@@ -1,4 +1,5 @@
 export * from './validator';
+export * from './jsonDepth';
 export * from './common';
 export * from './identity';
 export * from './ledger';

@@ -22,6 +22,52 @@ export const changesResponse: JsonSchema = {
   },
 };
 
+const seqRange: JsonSchema = {
+  type: 'object',
+  required: ['from', 'to'],
+  properties: { from: { type: 'integer' }, to: { type: 'integer' } },
+};
+
+const hashHex = { type: 'string', pattern: '^[0-9a-f]{64}$' };
+
+export const attestQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    full: {
+      type: 'boolean',
+      default: false,
+      description:
+        'start a full re-verification from seq 0 in the background (one start per address per minute; while one runs, the answer only reports its progress)',
+    },
+  },
+};
+
+const fullPass: JsonSchema = {
+  type: 'object',
+  description: 'the running full re-verification from seq 0, or the last one (run by any process of the service)',
+  required: ['state', 'trigger', 'started_at', 'head_at_start', 'checked', 'updated_at'],
+  properties: {
+    state: { enum: ['running', 'finished', 'abandoned'], description: '`abandoned`: its process stopped or died first' },
+    trigger: { enum: ['schedule', 'request'] },
+    started_at: { ...millis, description: 'when it started (ms)' },
+    head_at_start: { type: 'integer', description: 'the head seq when it started: it checks seqs 0 to this one (-1: empty)' },
+    checked: { type: 'integer', description: 'entries checked so far' },
+    updated_at: { ...millis, description: 'its last progress report (ms)' },
+    finished_at: { ...millis },
+    ok: { type: 'boolean', description: 'set when finished: every entry up to head_at_start is intact' },
+    first_bad: {
+      type: 'object',
+      required: ['seq', 'reason'],
+      properties: {
+        seq: { type: 'integer', description: 'the first entry changed, missing or not linked to the one before' },
+        reason: { type: 'string' },
+        expected_hash: { ...hashHex, description: 'a changed row: the hash its stored bytes give; a broken link: the hash of the entry before' },
+        stored_hash: { ...hashHex, description: 'the hash (or prev) the row holds' },
+      },
+    },
+  },
+};
+
 export const attestResponse: JsonSchema = {
   type: 'object',
   required: ['ok', 'head', 'length', 'verified'],
@@ -31,14 +77,20 @@ export const attestResponse: JsonSchema = {
     length: { type: 'integer' },
     verified: {
       type: 'object',
+      description: 'the incremental check: the remembered prefix is trusted, entries stored since are hashed now',
       required: ['ok', 'checked'],
       properties: {
         ok: { type: 'boolean' },
-        checked: { type: 'integer' },
+        checked: { type: 'integer', description: 'entries from seq 0 known intact' },
         first_bad_seq: { type: 'integer' },
         reason: { type: 'string' },
+        checked_now: { ...seqRange, description: 'seqs hashed for this answer (absent: nothing new)' },
+        from_earlier: { ...seqRange, description: 'seqs taken from earlier checks without reading them again' },
+        last_full_at: { ...millis, description: 'when the last full re-verification finished (absent: none yet)' },
+        last_full_ok: { type: 'boolean', description: 'whether it found the chain intact' },
       },
     },
+    full: fullPass,
     hash_construction: { type: 'string' },
   },
 };

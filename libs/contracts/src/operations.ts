@@ -10,10 +10,15 @@ export const healthzResponse: JsonSchema = {
 /** GET /readyz: the stores answer and the read models move (503 not_ready otherwise). */
 export const readyzResponse: JsonSchema = {
   type: 'object',
-  required: ['ok', 'status', 'ledger_head', 'projected', 'lag'],
+  required: ['ok', 'status', 'ledger_head', 'projected', 'lag', 'bus'],
   properties: {
     ok: { const: true },
     status: { const: 'ready' },
+    bus: {
+      enum: ['ok', 'degraded'],
+      description:
+        'degraded while the bus (Redis) does not answer: the process still serves, reads and long-polls follow the projection checkpoint instead of its announcements',
+    },
     ledger_head: { type: 'integer', minimum: -1, description: 'the seq of the last ledger entry (-1 when empty)' },
     projected: { type: 'integer', minimum: -1, description: 'the seq the read models of this process have reached' },
     lag: { type: 'integer', minimum: 0, description: 'ledger_head - projected, at least 0' },

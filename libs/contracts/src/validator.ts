@@ -74,32 +74,78 @@ function unstorable(text: string): string | null {
   return null;
 }
 
-/** The first key or string that cannot be stored, with its path. */
-function findUnstorable(value: unknown, path: string[]): { path: string[]; why: string } | null {
+/** An array or object being walked, and how far into it the walk is. */
+interface Level {
+  container: unknown[] | Record<string, unknown>;
+  /** The object's keys; undefined for an array. */
+  keys: string[] | undefined;
+  next: number;
+}
+
+/**
+ * The first key or string that cannot be stored, with its path. A loop over an explicit stack, not recursion:
+ * however deep a value reaches it, it cannot overflow the call stack.
+ */
+function findUnstorable(value: unknown): { path: string[]; why: string } | null {
   if (typeof value === 'string') {
     const why = unstorable(value);
-    return why ? { path, why } : null;
+    return why ? { path: [], why } : null;
   }
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findUnstorable(value[i], [...path, String(i)]);
-      if (found) return found;
+  const levels: Level[] = [];
+  const enter = (inner: unknown) => {
+    if (Array.isArray(inner)) levels.push({ container: inner, keys: undefined, next: 0 });
+    else if (inner !== null && typeof inner === 'object') levels.push({ container: inner as Record<string, unknown>, keys: Object.keys(inner), next: 0 });
+  };
+  const pathHere = () => levels.map((level) => (level.keys ? level.keys[level.next - 1]! : String(level.next - 1)));
+  enter(value);
+  while (levels.length > 0) {
+    const level = levels[levels.length - 1]!;
+    const size = level.keys ? level.keys.length : (level.container as unknown[]).length;
+    if (level.next === size) {
+      levels.pop();
+      continue;
     }
-    return null;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
+    const at = level.next++;
+    let inner: unknown;
+    if (level.keys) {
+      const key = level.keys[at]!;
       const why = unstorable(key);
-      const found = why ? { path: [...path, key], why } : findUnstorable(inner, [...path, key]);
-      if (found) return found;
+      if (why) return { path: pathHere(), why };
+      inner = (level.container as Record<string, unknown>)[key];
+    } else {
+      inner = (level.container as unknown[])[at];
+    }
+    if (typeof inner === 'string') {
+      const why = unstorable(inner);
+      if (why) return { path: pathHere(), why };
+    } else {
+      enter(inner);
     }
   }
   return null;
 }
 
+const DECIMAL_INTEGER = /^-?\d+$/;
+const DECIMAL_NUMBER = /^-?\d+(\.\d+)?$/;
+
+/**
+ * The query properties ajv would coerce from text with Number(), which also reads `0x10`, `0b1`, `1e3`,
+ * ` 5` and `Infinity`: each with the plain decimal form its text must have instead.
+ */
+function numericTextRules(schema: JsonSchema): [string, RegExp, string][] {
+  const rules: [string, RegExp, string][] = [];
+  for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)) {
+    const types = ([] as unknown[]).concat(property.type ?? []);
+    if (types.includes('string')) continue;
+    if (types.includes('number')) rules.push([name, DECIMAL_NUMBER, 'a number in plain decimal notation (e.g. 12 or 0.5)']);
+    else if (types.includes('integer')) rules.push([name, DECIMAL_INTEGER, 'an integer in decimal digits']);
+  }
+  return rules;
+}
+
 function wrap(fn: ValidateFunction, where: string): Validator {
   return (value) => {
-    const bad = findUnstorable(value, []);
+    const bad = findUnstorable(value);
     if (bad) {
       const field = bad.path.join('.');
       return { field, message: `${field || where} ${bad.why}` };
@@ -113,5 +159,14 @@ export function bodyValidator(schema: JsonSchema): Validator {
 }
 
 export function queryValidator(schema: JsonSchema): Validator {
-  return wrap(queries.compile(schema), 'query');
+  const validate = wrap(queries.compile(schema), 'query');
+  const rules = numericTextRules(schema);
+  return (value) => {
+    const fields = value as Record<string, unknown>;
+    for (const [field, form, described] of rules) {
+      const text = fields[field];
+      if (typeof text === 'string' && !form.test(text)) return { field, message: `${field} must be ${described}` };
+    }
+    return validate(value);
+  };
 }

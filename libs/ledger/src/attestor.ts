@@ -1,19 +1,85 @@
-import { GENESIS_HASH, checkStoredEntry, type LedgerEntry } from './chain';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { GENESIS_HASH, checkStoredLink, type LedgerEntry } from './chain';
 import type { EventStore } from './eventStore';
 import { LEDGER_STREAM } from './ledgerWriter';
-import type { SnapshotStore } from './snapshotStore';
+import type { Snapshot, SnapshotStore } from './snapshotStore';
 
 const PREFIX_RECORD = 'attested-prefix';
+const FULL_RECORD = 'attest-full';
+const INCREMENTAL_BATCH = 1000;
+/** Rows per read: few enough round trips that reading costs about what hashing does. */
+export const FULL_PASS_BATCH = 2000;
+/** Rows hashed between two turns of the event loop: about a millisecond of work. */
+const HASH_SLICE = 250;
+const HEARTBEAT_MS = 1000;
+/** A running pass whose record has not moved for this long died with its process: another may start. */
+const STALE_MS = 30_000;
+/** A schedule looks this often (at most) whether a full pass is due, so that restarts do not reset it. */
+const SCHEDULE_CHECK_MS = 60_000;
 
 export const HASH_CONSTRUCTION =
   'hash = sha256_hex(prev + "\\n" + JCS({seq, type, at, actor, data})); JCS is RFC 8785 canonical JSON; ' +
   'prev of seq 0 is 64 zeros; seq is 0-based and gapless';
 
+/** Inclusive range of seqs. */
+export interface SeqRange {
+  from: number;
+  to: number;
+}
+
+export interface BadLink {
+  seq: number;
+  reason: string;
+  /** For a changed row, the hash its stored bytes give; for a broken link, the hash of the entry before. */
+  expected_hash?: string;
+  /** The hash (or prev) the row holds. */
+  stored_hash?: string;
+}
+
+/** A full re-verification from seq 0, as every process reports it. */
+export interface FullPass {
+  /** `abandoned`: its process stopped or died before it finished. */
+  state: 'running' | 'finished' | 'abandoned';
+  trigger: 'schedule' | 'request';
+  started_at: number;
+  /** The head when it started: it checks seqs 0 to this one; later entries are the incremental check's. */
+  head_at_start: number;
+  /** Entries checked so far. */
+  checked: number;
+  updated_at: number;
+  finished_at?: number;
+  ok?: boolean;
+  first_bad?: BadLink;
+}
+
 export interface Attestation {
   head: string;
   length: number;
-  verified: { ok: boolean; checked: number; first_bad_seq?: number; reason?: string };
+  verified: {
+    ok: boolean;
+    checked: number;
+    first_bad_seq?: number;
+    reason?: string;
+    /** Entries hashed by this answer; absent when nothing new was stored. */
+    checked_now?: SeqRange;
+    /** The prefix taken from earlier checks (this process's, another's, or a full pass) without reading it again. */
+    from_earlier?: SeqRange;
+    /** When the last full pass finished, and whether it found the chain intact. */
+    last_full_at?: number;
+    last_full_ok?: boolean;
+  };
+  /** The running full pass, or the last one. */
+  full?: FullPass;
   hash_construction: string;
+}
+
+/** What is kept of full passes: the current or last one, the last finished one and how far it proved the chain. */
+interface FullRecord {
+  running: boolean;
+  pass: FullPass;
+  last_finished?: { started_at: number; finished_at: number; ok: boolean };
+  /** The last entry a finished pass found intact, from seq 0 on. */
+  verified_through?: { seq: number; hash: string };
 }
 
 /** A store that can say which stored rows were ever changed (PostgreSQL marks them with a trigger). */
@@ -25,22 +91,38 @@ function isTamperAware(store: EventStore): store is EventStore & TamperAware {
   return typeof (store as Partial<TamperAware>).lowestTamperedRevision === 'function';
 }
 
+export interface AttestorOptions {
+  log?: { warn(details: object, message: string): void };
+}
+
 /**
  * Verifies the stored chain incrementally: the verified prefix is remembered (across restarts and
  * processes when a record store is given) and only the tail is read, unless a stored row inside the
- * prefix was changed or a full check is asked for.
+ * prefix was changed or a full check is asked for. A row changed with the triggers bypassed leaves no
+ * mark, so full passes from seq 0 run in the background, on a schedule and on demand; their progress
+ * and result are kept in the record store, where every process reads them.
  */
 export class Attestor {
   private verifiedSeq = -1;
   private verifiedHash = GENESIS_HASH;
   private queue: Promise<unknown> = Promise.resolve();
   private pending: Promise<Attestation> | null = null;
-
   private loaded = false;
+
+  /** The pass this process runs. */
+  private running: { record: FullRecord; abort: AbortController; done: Promise<void> } | undefined;
+  private starting = false;
+  /** The last full record this process wrote, for when there is no record store. */
+  private localRecord: FullRecord | undefined;
+  /** finished_at of the last full pass whose result the remembered prefix took in. */
+  private appliedFullAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(
     private readonly store: EventStore,
     private readonly records?: SnapshotStore,
+    private readonly options: AttestorOptions = {},
   ) {}
 
   /** Runs never overlap: they share the remembered prefix. Callers arriving while one waits share it. */
@@ -53,6 +135,134 @@ export class Attestor {
     if (!options.full) this.pending = run;
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** Whether a full pass runs, here or in another live process. */
+  async fullRunning(): Promise<boolean> {
+    if (this.running || this.starting) return true;
+    const record = await this.fullRecord();
+    return record !== undefined && record.running && !this.isStale(record);
+  }
+
+  /**
+   * Starts a full pass in the background unless one runs (here or in another process; the record store
+   * lets one process at a time claim it). Says whether it started one. `done` settles when it ends.
+   */
+  async startFull(trigger: FullPass['trigger']): Promise<{ started: boolean; done?: Promise<void> }> {
+    if (this.stopped || this.running || this.starting) return { started: false };
+    this.starting = true;
+    try {
+      const previous = await this.fullRecord();
+      const now = Date.now();
+      const head = await this.store.headRevision(LEDGER_STREAM);
+      const record: FullRecord = {
+        running: true,
+        pass: { state: 'running', trigger, started_at: now, head_at_start: head, checked: 0, updated_at: now },
+        last_finished: previous?.last_finished,
+      };
+      if (this.records && !(await this.records.claim(toSnapshot(record, -1, GENESIS_HASH), now - STALE_MS))) return { started: false };
+      this.localRecord = record;
+      const abort = new AbortController();
+      const done = this.runFull(record, abort.signal);
+      this.running = { record, abort, done };
+      return { started: true, done };
+    } finally {
+      this.starting = false;
+    }
+  }
+
+  /** Starts a full pass whenever the last one (in any process) started `everyMs` ago or more; 0 = never. */
+  schedule(everyMs: number): void {
+    this.stopped = false;
+    if (everyMs <= 0 || this.timer) return;
+    const tick = async () => {
+      const record = await this.fullRecord();
+      if (!record || Date.now() - record.pass.started_at >= everyMs) await this.startFull('schedule');
+    };
+    this.timer = setInterval(() => {
+      tick().catch((err: unknown) => this.options.log?.warn({ err }, 'scheduled full attestation failed to start'));
+    }, Math.min(everyMs, SCHEDULE_CHECK_MS));
+    this.timer.unref();
+  }
+
+  /** Ends the schedule and the running pass (recorded as abandoned, so another process may start one at once). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    const running = this.running;
+    if (!running) return;
+    running.abort.abort();
+    await running.done;
+  }
+
+  private async runFull(record: FullRecord, signal: AbortSignal): Promise<void> {
+    const pass = record.pass;
+    let prev = GENESIS_HASH;
+    let next = 0;
+    let bad: BadLink | undefined;
+    let heartbeat = Date.now();
+    try {
+      while (next <= pass.head_at_start && !bad && !signal.aborted) {
+        // Keyset pages, one statement each: nothing is held between batches, so writers never wait on a pass.
+        const batch = await this.store.readForward(LEDGER_STREAM, next, Math.min(FULL_PASS_BATCH, pass.head_at_start - next + 1));
+        if (batch.length === 0) bad = { seq: next, reason: `revision ${next} is missing` };
+        for (const [i, stored] of batch.entries()) {
+          if (i > 0 && i % HASH_SLICE === 0) await nextTurn();
+          if (stored.revision !== next) {
+            bad = { seq: next, reason: `revision ${next} is missing (the next stored is ${stored.revision})` };
+            break;
+          }
+          const check = checkStoredLink(stored.data, next, prev);
+          if (!check.ok) {
+            bad = { seq: next, reason: check.reason, expected_hash: check.expected_hash, stored_hash: check.stored_hash };
+            break;
+          }
+          prev = check.hash;
+          next += 1;
+        }
+        pass.checked = next;
+        pass.updated_at = Date.now();
+        if (this.records && pass.updated_at - heartbeat >= HEARTBEAT_MS) {
+          heartbeat = pass.updated_at;
+          await this.records.put(toSnapshot(record, next - 1, prev));
+        }
+        await nextTurn();
+      }
+      const finishedAt = Date.now();
+      record.running = false;
+      if (signal.aborted) {
+        pass.state = 'abandoned';
+      } else {
+        Object.assign(pass, { state: 'finished', finished_at: finishedAt, ok: !bad }, bad ? { first_bad: bad } : {});
+        record.last_finished = { started_at: pass.started_at, finished_at: finishedAt, ok: !bad };
+        record.verified_through = { seq: next - 1, hash: prev };
+      }
+      pass.updated_at = finishedAt;
+      await this.records?.put(toSnapshot(record, next - 1, prev));
+    } catch (err) {
+      record.running = false;
+      pass.state = 'abandoned';
+      this.options.log?.warn({ err, checked: pass.checked }, 'full attestation stopped');
+      await this.records?.put(toSnapshot(record, next - 1, prev)).catch(() => undefined);
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  private isStale(record: FullRecord): boolean {
+    return record.running && this.running?.record !== record && record.pass.updated_at < Date.now() - STALE_MS;
+  }
+
+  /** The pass this process runs, else the newest record any process wrote. */
+  private async fullRecord(): Promise<FullRecord | undefined> {
+    if (this.running || !this.records) return this.localRecord;
+    const snapshot = await this.records.load(FULL_RECORD);
+    return snapshot ? (snapshot.state as FullRecord) : undefined;
+  }
+
+  private publicPass(record: FullRecord): FullPass {
+    return this.isStale(record) ? { ...record.pass, state: 'abandoned' } : { ...record.pass };
   }
 
   /** The entry at the end of the verified prefix is still there with the hash verified then. */
@@ -78,8 +288,30 @@ export class Attestor {
     await this.records.save({ name: PREFIX_RECORD, version: 1, seq: this.verifiedSeq, hash: this.verifiedHash, at: Date.now(), state: {} });
   }
 
+  /**
+   * A finished full pass moves the remembered prefix: back to the entry before the first bad one it found
+   * (the incremental answer then reports it too), or on to the head it proved.
+   */
+  private async takeFullResult(record: FullRecord | undefined): Promise<void> {
+    const through = record?.verified_through;
+    const finishedAt = record?.pass.finished_at;
+    if (!record || record.running || !through || finishedAt === undefined || finishedAt <= this.appliedFullAt) return;
+    this.appliedFullAt = finishedAt;
+    if (record.pass.ok === false && through.seq < this.verifiedSeq) {
+      this.verifiedSeq = through.seq;
+      this.verifiedHash = through.hash;
+      if (through.seq < 0) await this.records?.forget(PREFIX_RECORD);
+      else await this.records?.put({ name: PREFIX_RECORD, version: 1, seq: through.seq, hash: through.hash, at: Date.now(), state: {} });
+    } else if (record.pass.ok && through.seq > this.verifiedSeq) {
+      this.verifiedSeq = through.seq;
+      this.verifiedHash = through.hash;
+    }
+  }
+
   private async verify(full: boolean): Promise<Attestation> {
     await this.loadPrefix();
+    const record = await this.fullRecord();
+    await this.takeFullResult(record);
     const tampered = isTamperAware(this.store) ? await this.store.lowestTamperedRevision(LEDGER_STREAM) : null;
     if (full || (tampered !== null && tampered <= this.verifiedSeq) || !(await this.prefixEndIntact())) {
       this.verifiedSeq = -1;
@@ -91,35 +323,59 @@ export class Attestor {
     let lastHash = this.verifiedHash;
     let length = this.verifiedSeq + 1;
     for (;;) {
-      const batch = await this.store.readForward(LEDGER_STREAM, length, 1000);
+      const batch = await this.store.readForward(LEDGER_STREAM, length, INCREMENTAL_BATCH);
       for (const stored of batch) {
         if (stored.revision !== length) {
           firstBad ??= { seq: length, reason: `revision ${length} is missing` };
         }
-        if (!firstBad) {
-          const check = checkStoredEntry(stored.data, stored.revision, lastHash);
-          if (check.ok) {
-            this.verifiedSeq = stored.revision;
-            this.verifiedHash = check.entry.hash;
-          } else {
-            firstBad = { seq: stored.revision, reason: check.reason };
-          }
+        const check = firstBad ? undefined : checkStoredLink(stored.data, stored.revision, lastHash);
+        if (check?.ok) {
+          this.verifiedSeq = stored.revision;
+          this.verifiedHash = check.hash;
+          lastHash = check.hash;
+        } else {
+          if (check) firstBad = { seq: stored.revision, reason: check.reason };
+          lastHash = storedHash(stored.data) ?? lastHash;
         }
-        lastHash = storedHash(stored.data) ?? lastHash;
         length = stored.revision + 1;
+        if (firstBad) break;
       }
-      if (batch.length < 1000) break;
+      if (firstBad || batch.length < INCREMENTAL_BATCH) break;
+    }
+    if (firstBad) {
+      // Past a bad entry nothing is verified: the head is read, not the rows before it, so that every call
+      // to a public endpoint does not read the rest of a broken ledger.
+      const headSeq = await this.store.headRevision(LEDGER_STREAM);
+      const [last] = headSeq >= length ? await this.store.readForward(LEDGER_STREAM, headSeq, 1) : [];
+      if (last) {
+        lastHash = storedHash(last.data) ?? lastHash;
+        length = last.revision + 1;
+      }
     }
     if (this.verifiedSeq > startedAt) await this.savePrefix();
+    const checkedTo = firstBad ? firstBad.seq : this.verifiedSeq;
+    const verified: Attestation['verified'] = firstBad
+      ? { ok: false, checked: this.verifiedSeq + 1, first_bad_seq: firstBad.seq, reason: firstBad.reason }
+      : { ok: true, checked: this.verifiedSeq + 1 };
+    if (checkedTo > startedAt) verified.checked_now = { from: startedAt + 1, to: checkedTo };
+    if (startedAt >= 0) verified.from_earlier = { from: 0, to: startedAt };
+    const latest = this.running?.record ?? record;
+    if (latest?.last_finished) {
+      verified.last_full_at = latest.last_finished.finished_at;
+      verified.last_full_ok = latest.last_finished.ok;
+    }
     return {
       head: length === 0 ? GENESIS_HASH : lastHash,
       length,
-      verified: firstBad
-        ? { ok: false, checked: this.verifiedSeq + 1, first_bad_seq: firstBad.seq, reason: firstBad.reason }
-        : { ok: true, checked: this.verifiedSeq + 1 },
+      verified,
+      ...(latest ? { full: this.publicPass(latest) } : {}),
       hash_construction: HASH_CONSTRUCTION,
     };
   }
+}
+
+function toSnapshot(record: FullRecord, seq: number, hash: string): Snapshot {
+  return { name: FULL_RECORD, version: 1, seq, hash, at: record.pass.updated_at, state: record };
 }
 
 function storedHash(data: string): string | undefined {

@@ -93,3 +93,42 @@ export function checkServedEntry(entry: LedgerEntry, prev: string): string | nul
   if (entryHash(prev, entry) !== entry.hash) return 'hash does not match the content';
   return null;
 }
+
+export type LinkCheck =
+  | { ok: true; hash: string }
+  | { ok: false; reason: string; expected_hash?: string; stored_hash?: string };
+
+const HASH_MEMBER = ',"hash":"';
+const PREV_MEMBER = '","prev":"';
+
+/**
+ * Verifies one stored entry with one sha256 and no JSON parsing, for passes over the whole chain. The stored
+ * bytes are the hashed body with `"hash"` and `"prev"` spliced in before `"seq"` (RFC 8785 orders the keys
+ * actor, at, data, hash, prev, seq, type), so cutting them out gives back the body. When that body hashes to
+ * the stored hash with the expected prev, every stored byte is the one the writer sealed; bytes of any other
+ * layout go to checkStoredEntry, which says what is wrong with them.
+ */
+export function checkStoredLink(stored: string, revision: number, prev: string): LinkCheck {
+  // Searched from the end: `data` may hold a key "hash" of its own, but nothing after the top-level one can.
+  const at = stored.lastIndexOf(HASH_MEMBER);
+  const hashStart = at + HASH_MEMBER.length;
+  const prevStart = hashStart + 64 + PREV_MEMBER.length;
+  const restStart = prevStart + 64 + 2;
+  if (
+    at < 0 ||
+    !stored.startsWith(PREV_MEMBER, hashStart + 64) ||
+    !stored.startsWith('",', prevStart + 64) ||
+    !stored.startsWith('"seq":', restStart)
+  ) {
+    const check = checkStoredEntry(stored, revision, prev);
+    return check.ok ? { ok: true, hash: check.entry.hash } : check;
+  }
+  if (!stored.startsWith(`"seq":${revision},"type":"`, restStart)) return { ok: false, reason: `the entry stored at revision ${revision} names another seq` };
+  const storedPrev = stored.slice(prevStart, prevStart + 64);
+  if (storedPrev !== prev) return { ok: false, reason: 'prev does not match the previous hash', expected_hash: prev, stored_hash: storedPrev };
+  const storedHash = stored.slice(hashStart, hashStart + 64);
+  const body = `${stored.slice(0, at)},${stored.slice(restStart)}`;
+  const hash = createHash('sha256').update(`${prev}\n${body}`).digest('hex');
+  if (hash !== storedHash) return { ok: false, reason: 'hash does not match the content', expected_hash: hash, stored_hash: storedHash };
+  return { ok: true, hash };
+}

@@ -74,4 +74,46 @@ export class SnapshotStore {
       )
       .execute();
   }
+
+  /** Overwrites whatever is stored under the name. */
+  async put(snapshot: Snapshot): Promise<void> {
+    const row = toRow(snapshot);
+    await this.database.db
+      .insertInto(`${this.schema}.snapshots`)
+      .values(row)
+      .onConflict((oc) => oc.column('name').doUpdateSet(row))
+      .execute();
+  }
+
+  /**
+   * Stores the snapshot unless the one stored under its name is held: its state says `running` and it was
+   * written after `staleBefore` (ms). Says whether it stored it. Processes take turns at a job through it.
+   */
+  async claim(snapshot: Snapshot, staleBefore: number): Promise<boolean> {
+    const row = toRow(snapshot);
+    const stored = sql.ref(`${this.schema}.snapshots`);
+    const claimed = await this.database.db
+      .insertInto(`${this.schema}.snapshots`)
+      .values(row)
+      .onConflict((oc) =>
+        oc
+          .column('name')
+          .doUpdateSet(row)
+          .where(sql<boolean>`(${stored}.state::jsonb ->> 'running') is distinct from 'true' or ${stored}.at < ${staleBefore}`),
+      )
+      .returning('name')
+      .executeTakeFirst();
+    return claimed !== undefined;
+  }
+}
+
+function toRow(snapshot: Snapshot) {
+  return {
+    name: snapshot.name,
+    version: snapshot.version,
+    seq: snapshot.seq,
+    hash: snapshot.hash,
+    at: snapshot.at,
+    state: JSON.stringify(snapshot.state),
+  };
 }

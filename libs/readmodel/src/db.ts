@@ -9,6 +9,9 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
 export type SqlKind = 'pg' | 'pglite';
 
+/** How soon a LISTEN connection that was cut is opened again. */
+const RELISTEN_MS = 500;
+
 /** One PostgreSQL database (a server through `pg`, or PGlite in-process) behind kysely. */
 export interface SqlDatabase {
   readonly kind: SqlKind;
@@ -35,27 +38,69 @@ function openPostgres(url: string, options: OpenDatabaseOptions): SqlDatabase {
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, application_name: options.applicationName });
   // An idle client that errors (e.g. the server restarted) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // The pool listens for errors only on idle clients: a connection cut while checked out between two queries
+  // (inside a transaction) would otherwise emit an unhandled 'error' and end the process. Its query fails instead.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
-  const listeners: pg.Client[] = [];
+  const listeners = new Set<() => Promise<void>>();
   return {
     kind: 'pg',
     db,
     async listen(channel, onPayload) {
-      const client = new pg.Client({ connectionString: url, application_name: options.applicationName });
-      client.on('error', () => undefined);
-      client.on('notification', (message) => {
-        if (message.channel === channel) onPayload(message.payload ?? '');
-      });
-      await client.connect();
-      await client.query(`LISTEN ${quoteIdent(channel)}`);
-      listeners.push(client);
-      return async () => {
-        listeners.splice(listeners.indexOf(client), 1);
-        await client.end().catch(() => undefined);
+      let client: pg.Client | undefined;
+      let retry: NodeJS.Timeout | undefined;
+      let stopped = false;
+      // A cut connection is replaced; meanwhile the listener's own fallback poll covers what it missed.
+      const relisten = () => {
+        if (stopped || retry) return;
+        retry = setTimeout(() => {
+          retry = undefined;
+          connect().catch(relisten);
+        }, RELISTEN_MS);
       };
+      const connect = async () => {
+        const next = new pg.Client({ connectionString: url, application_name: options.applicationName });
+        const lost = () => {
+          if (client !== next) return;
+          client = undefined;
+          next.end().catch(() => undefined);
+          relisten();
+        };
+        next.on('error', lost);
+        next.on('end', lost);
+        next.on('notification', (message) => {
+          if (message.channel === channel) onPayload(message.payload ?? '');
+        });
+        client = next;
+        try {
+          await next.connect();
+          await next.query(`LISTEN ${quoteIdent(channel)}`);
+        } catch (error) {
+          if (client === next) client = undefined;
+          next.end().catch(() => undefined);
+          throw error;
+        }
+      };
+      try {
+        await connect();
+      } catch (error) {
+        stopped = true;
+        clearTimeout(retry);
+        throw error;
+      }
+      const unlisten = async () => {
+        stopped = true;
+        clearTimeout(retry);
+        listeners.delete(unlisten);
+        const last = client;
+        client = undefined;
+        await last?.end().catch(() => undefined);
+      };
+      listeners.add(unlisten);
+      return unlisten;
     },
     async close() {
-      await Promise.all(listeners.splice(0).map((c) => c.end().catch(() => undefined)));
+      await Promise.all([...listeners].map((unlisten) => unlisten()));
       await db.destroy();
     },
   };

@@ -46,8 +46,8 @@ export interface RuntimeOptions {
   applicationName?: string;
 }
 
-export function openBus(config: Config): Bus {
-  return createBus(config.redisUrl, config.redisPrefix);
+export function openBus(config: Config, log?: Logger): Bus {
+  return createBus(config.redisUrl, config.redisPrefix, log);
 }
 
 /**
@@ -101,7 +101,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
     await storage.close().catch(() => undefined);
     throw error;
   }
-  const bus = openBus(config);
+  const bus = openBus(config, log);
   // The treasury's key is kept once, as a service wallet: @treasury's actions are signed with it.
   const treasurySecret = async (agentId: string): Promise<Uint8Array | undefined> => {
     const citizen = writer.view((state) => state.citizens.byId.get(agentId));
@@ -117,7 +117,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
     store,
     ledgerHead: new HeadReader(() => store.headRevision(LEDGER_STREAM)),
     writer,
-    attestor: new Attestor(store, snapshots),
+    attestor: new Attestor(store, snapshots, { log }),
     vault,
     pipeline: new ActionPipeline({
       connection: () => runtime.chain.connection,

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '@svc/contracts';
+import { MAX_JSON_DEPTH, type JsonSchema } from '@svc/contracts';
 import { IDEMPOTENCY_TUNING } from '@svc/vault';
 import { statusOf } from '../http/errors';
 import type { RouteSpec } from '../http/route';
@@ -162,7 +162,7 @@ export function areaOf(route: RouteSpec): AreaId | undefined {
 const MEANINGS: Record<string, string> = {
   invalid_request:
     'The request breaks its schema or a rule (missing or extra field, wrong type, out of range, both `percent` and `amount`, ...); `error.field` names the field. Fix the request.',
-  invalid_json: 'The body is not valid JSON. Send `Content-Type: application/json` and a JSON object.',
+  invalid_json: `The body is not valid JSON, or nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels. Send \`Content-Type: application/json\` and a JSON object.`,
   invalid_pubkey: 'A public key or mint is not a valid base58 Solana public key (32 bytes).',
   amount_required: 'Sell or burn without `percent` or `amount`: send one of them.',
   insufficient:

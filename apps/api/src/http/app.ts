@@ -7,6 +7,7 @@ import type { Services } from '../services';
 import { ApiError, fromRejected } from './errors';
 import { presentedKey } from './credentials';
 import { envelope, IDEMPOTENCY_KEY, Pipeline } from './pipeline';
+import { jsonBody } from './jsonBody';
 import { expressPath, type RouteSpec } from './route';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -89,7 +90,7 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     }
     next();
   });
-  app.use(express.json({ limit: config.bodyLimit, strict: true, type: ['application/json', 'application/*+json'] }));
+  app.use(jsonBody(config.bodyLimit));
 
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();

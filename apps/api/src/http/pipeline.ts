@@ -6,7 +6,7 @@ import { bodyValidator, queryValidator, type Validator } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
 import { idempotencyRequestHash, idempotentIds, isIdempotencyKey } from '@svc/vault';
 import type { Services } from '../services';
-import { ApiError, fromRejected, unauthorized } from './errors';
+import { ApiError, databaseUnavailable, fromRejected, isDatabaseUnavailable, unauthorized } from './errors';
 import { takesIdempotencyKey, type RouteResult, type RouteSpec } from './route';
 
 const ulid = monotonicFactory();
@@ -152,6 +152,16 @@ export class Pipeline {
   }
 
   async invoke(call: Call): Promise<Outcome> {
+    try {
+      return await this.run(call);
+    } catch (error) {
+      // A database that does not answer is not a fault of this request: 503 with Retry-After, never 500.
+      if (!(error instanceof ApiError) && !(error instanceof Rejected) && isDatabaseUnavailable(error)) throw databaseUnavailable();
+      throw error;
+    }
+  }
+
+  private async run(call: Call): Promise<Outcome> {
     const { route, services } = { route: call.route, services: this.services };
     if (route.path === '/api/v1/register') {
       await consume(this.limiters.registrations, `ip:${call.ip}`, 'too many registrations from this address');
@@ -311,9 +321,21 @@ async function authenticate(services: Services, key: string): Promise<string | u
   return known(agentId) ? agentId : undefined;
 }
 
-/** A client that reads right after a write sees it: wait (bounded) for the read models to reach the head. */
+/**
+ * A client that reads right after a write sees it: wait (bounded) for the read models to reach the head. If
+ * they do not (the projector is stopped, or its database connections are being cut), 503 with Retry-After:
+ * an answer from behind the head could deny the caller's own write, e.g. a 404 for the post it just made.
+ */
 async function readYourWrites(services: Services): Promise<void> {
   // The stored head, not this process's: the write may have gone through another API process.
   const head = await services.ledgerHead.head();
-  if (head > services.projection.seq) await services.projection.waitFor(head, services.config.readYourWritesMs);
+  if (head <= services.projection.seq) return;
+  if (await services.projection.waitFor(head, services.config.readYourWritesMs)) return;
+  throw new ApiError(
+    503,
+    'unavailable',
+    `the read models are behind the ledger (at ${services.projection.seq} of ${head}) and did not catch up within ${services.config.readYourWritesMs} ms; retry shortly`,
+    {},
+    { 'Retry-After': '1' },
+  );
 }

@@ -1,4 +1,5 @@
 import { PROJECTED_CHANNEL, type Bus } from '@svc/bus';
+import type { CheckpointFollower } from '../projectionWatcher';
 import { boardEtag, type Board } from './board';
 
 export const MAX_WAIT_SECONDS = 25;
@@ -37,7 +38,8 @@ interface Waiter {
 /**
  * Holds /pulse?wait= requests in memory and wakes them from the bus: one board read per ledger change
  * (changes during a read coalesce into one more read), whatever the number of waiters. Nothing polls the
- * database while the board is still.
+ * database while the board is still and the bus is up; while it is down, the held requests follow the
+ * projection checkpoint instead, so that no change is missed.
  */
 export class PulseHub {
   private readonly waiters = new Set<Waiter>();
@@ -52,12 +54,15 @@ export class PulseHub {
   private latestSeq = -1;
   private unsubscribes: Array<() => Promise<void>> = [];
   private stopping?: Promise<void>;
+  private releaseFollow?: () => void;
 
   constructor(
     private readonly bus: Bus,
     private readonly load: () => Promise<Board>,
     /** How far the read models are known to be; a board read before that is stale. */
     private readonly position: () => number,
+    /** Keeps the position current while the bus is down, for as long as requests are held. */
+    private readonly checkpoint?: CheckpointFollower,
   ) {}
 
   get held(): number {
@@ -67,6 +72,11 @@ export class PulseHub {
   async start(): Promise<void> {
     this.unsubscribes.push(await this.bus.subscribe(PROJECTED_CHANNEL, (message) => this.changed(message.seq)));
     this.unsubscribes.push(await this.bus.subscribe(INBOX_ACKED_CHANNEL, (message) => this.acked(message.agent_id)));
+    const checkpoint = this.checkpoint;
+    if (checkpoint) {
+      const stop = checkpoint.onAdvance((seq) => this.changed(seq));
+      this.unsubscribes.push(async () => stop());
+    }
   }
 
   /** The board now; read again only when the ledger moved or the UTC day turned (posts_today). */
@@ -128,6 +138,8 @@ export class PulseHub {
 
   /** Tells every process that this citizen acked, so that their held keyed requests look again. */
   async announceAck(agentId: string): Promise<void> {
+    // The bus would bring it back to this process too; while it is down, this process at least hears it.
+    if (!this.bus.healthy) this.acked(agentId);
     await this.bus.publish(INBOX_ACKED_CHANNEL, { kind: 'inbox_acked', seq: -1, agent_id: agentId });
   }
 
@@ -150,6 +162,10 @@ export class PulseHub {
           clearTimeout(timer);
           options.signal.removeEventListener('abort', abort);
           this.waiters.delete(waiter);
+          if (this.waiters.size === 0) {
+            this.releaseFollow?.();
+            this.releaseFollow = undefined;
+          }
           if (agentId !== undefined) {
             const mine = this.byAgent.get(agentId);
             mine?.delete(waiter);
@@ -162,6 +178,7 @@ export class PulseHub {
       const timer = setTimeout(() => waiter.wake('timeout'), Math.max(0, options.seconds) * 1000);
       options.signal.addEventListener('abort', abort);
       this.waiters.add(waiter);
+      this.releaseFollow ??= this.checkpoint?.follow();
       if (agentId !== undefined) {
         const mine = this.byAgent.get(agentId) ?? new Set<Waiter>();
         mine.add(waiter);

@@ -6,6 +6,7 @@ import { PUSHED_KINDS, kindOf } from '@svc/domain';
 import type { HeadReader, LedgerEntry } from '@svc/ledger';
 import { entries } from '@svc/projections';
 import type { Kysely } from 'kysely';
+import type { CheckpointFollower } from '../projectionWatcher';
 
 /**
  * A client whose backlog (what the socket has not sent yet, plus live frames held back during its replay)
@@ -19,6 +20,11 @@ const REPLAY_PAGE = 500;
 /** A replay that a client does not take within this is given up (the client is dropped). */
 const REPLAY_DRAIN_TIMEOUT_MS = 30_000;
 const OPEN = 1;
+/**
+ * With the bus up, a checkpoint that moved without its announcement arriving within this is read from the
+ * read model instead (an announcement lost on the way).
+ */
+const ANNOUNCEMENT_GRACE_MS = 250;
 
 const PUSHED = new Set<string>(PUSHED_KINDS);
 
@@ -54,6 +60,11 @@ export function readModelSource(db: Kysely<any>, schema: string, ledgerHead: Hea
 }
 
 export interface WsHubOptions {
+  /**
+   * The read models' position: with it, the hub notices announcements it missed (a gap in seqs, a bus that is
+   * down, a checkpoint that moved unannounced) and pushes the missed entries from the read model.
+   */
+  checkpoint?: CheckpointFollower;
   maxBufferedBytes?: number;
   heartbeatMs?: number;
   replayDrainTimeoutMs?: number;
@@ -83,7 +94,8 @@ function refuse(socket: Duplex, status: number, code: string, message: string, d
 }
 
 /**
- * GET /ws: pushes post, action, bounty and buyback entries from the bus to every socket of this process.
+ * GET /ws: pushes post, action, bounty and buyback entries from the bus to every socket of this process;
+ * what the bus missed (it is down, or lost an announcement) is read from the read model, in order.
  * `?since=<seq>` first replays the missed entries from the read model, holding live ones back, then goes
  * live with neither a gap nor a repeat. Client messages other than a ping are dropped unread.
  */
@@ -97,6 +109,15 @@ export class WsHub {
   private knownHead = -1;
   private unsubscribe?: () => Promise<void>;
   private heartbeat?: NodeJS.Timeout;
+  /** The last seq pushed to the live stream (with a checkpoint to follow). */
+  private delivered = -1;
+  private pulling = false;
+  private pullAgain = false;
+  private stopAdvance?: () => void;
+  private releaseFollow?: () => void;
+  /** The highest checkpoint seen move, and the one timer that checks its announcement came. */
+  private movedTo = -1;
+  private graceTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly bus: Bus,
@@ -119,6 +140,11 @@ export class WsHub {
   }
 
   async start(server?: http.Server): Promise<void> {
+    const checkpoint = this.options.checkpoint;
+    if (checkpoint) {
+      this.delivered = checkpoint.seq;
+      this.stopAdvance = checkpoint.onAdvance((seq) => this.moved(seq));
+    }
     this.unsubscribe = await this.bus.subscribe(PROJECTED_CHANNEL, (message) => this.onProjected(message));
     server?.on('upgrade', (req, socket, head) => void this.upgrade(req, socket, head));
     this.heartbeat = setInterval(() => {
@@ -170,6 +196,7 @@ export class WsHub {
     const gone = new Promise<void>((resolve) => (leave = resolve));
     const client: Client = { ws, alive: true, lastSeq: since ?? -1, pending: since === undefined ? undefined : [], pendingBytes: 0, gone, leave };
     this.clients.add(client);
+    this.releaseFollow ??= this.options.checkpoint?.follow();
     ws.on('pong', () => (client.alive = true));
     ws.on('message', (data, isBinary) => {
       if (isBinary) return;
@@ -188,6 +215,10 @@ export class WsHub {
 
   private forget(client: Client): void {
     this.clients.delete(client);
+    if (this.clients.size === 0) {
+      this.releaseFollow?.();
+      this.releaseFollow = undefined;
+    }
     client.pending = undefined;
     client.pendingBytes = 0;
     client.leave();
@@ -212,7 +243,57 @@ export class WsHub {
   private onProjected(message: Notification): void {
     if (message.seq > this.knownHead) this.knownHead = message.seq;
     const list = (message.entries ?? []) as LedgerEntry[];
+    if (!this.options.checkpoint) return this.push(list);
+    const from = typeof message.from === 'number' ? message.from : list[0]?.seq;
+    // Committed before it was announced, so the read model holds it: read the gap and this batch from there.
+    if (from !== undefined && from > this.delivered + 1) return void this.pull();
+    this.push(list.filter((entry) => entry.seq > this.delivered));
+    if (message.seq > this.delivered) this.delivered = message.seq;
+  }
+
+  /** The checkpoint moved: without the bus, or when its announcement does not come, read what it announced. */
+  private moved(seq: number): void {
+    if (seq <= this.delivered) return;
+    if (this.clients.size === 0) {
+      this.delivered = seq;
+      return;
+    }
+    if (!this.bus.healthy) return void this.pull();
+    this.movedTo = Math.max(this.movedTo, seq);
+    this.graceTimer ??= setTimeout(() => {
+      this.graceTimer = undefined;
+      if (this.delivered < this.movedTo) void this.pull();
+    }, ANNOUNCEMENT_GRACE_MS);
+  }
+
+  /** Pushes what the read model holds past the last seq pushed; one pull at a time, again if asked meanwhile. */
+  private async pull(): Promise<void> {
+    if (this.pulling) {
+      this.pullAgain = true;
+      return;
+    }
+    this.pulling = true;
+    try {
+      do {
+        this.pullAgain = false;
+        for (;;) {
+          const page = await this.source.entriesAfter(this.delivered, REPLAY_PAGE);
+          const fresh = page.filter((entry) => entry.seq > this.delivered);
+          this.push(fresh);
+          if (fresh.length > 0) this.delivered = fresh[fresh.length - 1]!.seq;
+          if (page.length < REPLAY_PAGE || !this.unsubscribe) break;
+        }
+      } while (this.pullAgain && this.unsubscribe);
+    } catch {
+      // The database is away: the next move of the checkpoint, or the next announcement, pulls again.
+    } finally {
+      this.pulling = false;
+    }
+  }
+
+  private push(list: LedgerEntry[]): void {
     for (const entry of list) {
+      if (entry.seq > this.knownHead) this.knownHead = entry.seq;
       if (!PUSHED.has(kindOf(entry.type, entry.data))) continue;
       const frame = frameOf(entry);
       let bytes: number | undefined;
@@ -271,6 +352,8 @@ export class WsHub {
 
   async stop(): Promise<void> {
     clearInterval(this.heartbeat);
+    clearTimeout(this.graceTimer);
+    this.stopAdvance?.();
     await this.unsubscribe?.();
     this.unsubscribe = undefined;
     const open = [...this.clients];

@@ -51,7 +51,7 @@ export default defineRoute<unknown, { wait?: number }>({
     `\`wait\` (seconds, 0-${MAX_WAIT_SECONDS}; larger values are held for ${MAX_WAIT_SECONDS}) holds the request while If-None-Match ` +
     'matches the current ETag (or, without it, until the board differs from the board when the request arrived), then ' +
     'answers 200; if nothing changes in time it answers 304 when If-None-Match still matches, else 200 with the board. ' +
-    'Waiters are woken by the bus, not by polling, on every API process alike. The ETag (weak) names the board as the ' +
+    'Waiters are woken by the bus on every API process alike (while the bus is down, by following the projection checkpoint). The ETag (weak) names the board as the ' +
     'ledger decides it: the counts, `ledger` and `last_post_at`, plus `has_new_for_you` with a key. `sol_usd` is not part ' +
     'of it: a price change neither wakes a long-poll nor defeats a 304, and the price (refreshed at most once a minute, ' +
     'null while the price source does not answer) is as of the answer. If-None-Match is compared weakly: `W/` is ' +

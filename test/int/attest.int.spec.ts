@@ -1,0 +1,187 @@
+import { sql } from 'kysely';
+import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
+import { Attestor, LedgerWriter, PostgresEventStore, SnapshotStore, checkStoredLink, sealAndEncode, LEDGER_STREAM, type LedgerEntry } from '@svc/ledger';
+import { openDatabase, type SqlDatabase } from '@svc/readmodel';
+import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+
+// A superuser who bypasses the triggers leaves no tamper mark: the incremental answer cannot see such a
+// change inside its verified prefix, and only a full pass from seq 0 can.
+
+const ENTRIES = 40;
+const TAMPERED_SEQ = 11;
+
+function register(n: number): LedgerCommand {
+  return { type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle: `h${n}`, model: 'm', bio: '', wallet: `W${n}`, custody: 'service' } };
+}
+
+describe('full re-verification of the ledger chain', () => {
+  let db: FreshDatabase;
+  let databases: SqlDatabase[] = [];
+
+  async function open(): Promise<{ database: SqlDatabase; store: PostgresEventStore; snapshots: SnapshotStore }> {
+    const database = await openDatabase({ url: db.url, dataDir: tempDir('attest') });
+    databases.push(database);
+    return { database, store: await new PostgresEventStore(database).init(), snapshots: await new SnapshotStore(database).init() };
+  }
+
+  /** Changes stored rows the way a superuser can: with every trigger of the session off, so no mark is left. */
+  async function bypassingTriggers(database: SqlDatabase, statement: ReturnType<typeof sql>): Promise<void> {
+    await database.db.transaction().execute(async (trx) => {
+      await sql`set local session_replication_role = replica`.execute(trx);
+      await statement.execute(trx);
+    });
+    const marks = await sql<{ n: string }>`select count(*) as n from es.tamper_marks`.execute(database.db);
+    expect(Number(marks.rows[0]!.n)).toBe(0);
+  }
+
+  async function fullPass(attestor: Attestor) {
+    const { started, done } = await attestor.startFull('request');
+    expect(started).toBe(true);
+    await done;
+    return attestor.attest();
+  }
+
+  beforeEach(async () => {
+    db = await freshDatabase('attest');
+    const { store } = await open();
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);
+    await writer.start();
+    for (let i = 0; i < ENTRIES; i++) await writer.execute(register(i));
+  });
+  afterEach(async () => {
+    await Promise.all(databases.map((d) => d.close()));
+    databases = [];
+    await db.drop();
+  });
+
+  it('says which range it checked now and which it took from earlier checks', async () => {
+    const { store, snapshots } = await open();
+    const first = await new Attestor(store, snapshots).attest();
+    expect(first.verified).toEqual({ ok: true, checked: ENTRIES, checked_now: { from: 0, to: ENTRIES - 1 } });
+    expect(first.full).toBeUndefined();
+
+    const again = await new Attestor(store, snapshots).attest();
+    expect(again.verified).toEqual({ ok: true, checked: ENTRIES, from_earlier: { from: 0, to: ENTRIES - 1 } });
+  });
+
+  it('finds a row changed inside the verified prefix with the triggers bypassed, and every restart still reports it', async () => {
+    const { store, snapshots, database } = await open();
+    const attestor = new Attestor(store, snapshots);
+    expect((await attestor.attest()).verified).toMatchObject({ ok: true, checked: ENTRIES });
+    const [original] = await store.readForward(LEDGER_STREAM, TAMPERED_SEQ, 1);
+    const storedHash = JSON.parse(original!.data).hash as string;
+
+    await bypassingTriggers(database, sql`update es.events set data = replace(data, '"model":"m"', '"model":"x"') where revision = ${TAMPERED_SEQ}`);
+
+    // The incremental answer trusts its prefix: the change is invisible to it, here and after a restart.
+    expect((await attestor.attest()).verified).toMatchObject({ ok: true, checked: ENTRIES, from_earlier: { from: 0, to: ENTRIES - 1 } });
+    expect((await new Attestor(store, snapshots).attest()).verified).toMatchObject({ ok: true, checked: ENTRIES });
+
+    const after = await fullPass(attestor);
+    expect(after.full).toMatchObject({
+      state: 'finished',
+      trigger: 'request',
+      head_at_start: ENTRIES - 1,
+      checked: TAMPERED_SEQ,
+      ok: false,
+      first_bad: { seq: TAMPERED_SEQ, reason: 'hash does not match the content', stored_hash: storedHash },
+    });
+    const [tampered] = await store.readForward(LEDGER_STREAM, TAMPERED_SEQ, 1);
+    const expected = checkStoredLink(tampered!.data, TAMPERED_SEQ, JSON.parse(tampered!.data).prev);
+    expect(expected).toMatchObject({ ok: false, stored_hash: storedHash });
+    expect(after.full!.first_bad!.expected_hash).toBe(expected.ok ? undefined : expected.expected_hash);
+    expect(after.full!.first_bad!.expected_hash).not.toBe(storedHash);
+    // From then on the default answer reports the bad entry too.
+    expect(after.verified).toMatchObject({ ok: false, first_bad_seq: TAMPERED_SEQ, checked: TAMPERED_SEQ, last_full_ok: false });
+    expect(after.verified.last_full_at).toBe(after.full!.finished_at);
+
+    const restarted = await new Attestor(store, snapshots).attest();
+    expect(restarted.full).toEqual(after.full);
+    expect(restarted.verified).toMatchObject({ ok: false, first_bad_seq: TAMPERED_SEQ, last_full_at: after.full!.finished_at, last_full_ok: false });
+  });
+
+  it('reports a deleted row as a gap at its seq', async () => {
+    const { store, snapshots, database } = await open();
+    const attestor = new Attestor(store, snapshots);
+    expect((await attestor.attest()).verified).toMatchObject({ ok: true, checked: ENTRIES });
+
+    await bypassingTriggers(database, sql`delete from es.events where revision = 5`);
+
+    expect((await attestor.attest()).verified).toMatchObject({ ok: true });
+    const after = await fullPass(attestor);
+    expect(after.full).toMatchObject({ ok: false, checked: 5, first_bad: { seq: 5, reason: 'revision 5 is missing (the next stored is 6)' } });
+    expect(after.verified).toMatchObject({ ok: false, first_bad_seq: 5 });
+  });
+
+  it('reports a row re-sealed onto a forged prev as a broken link, with both hashes', async () => {
+    const { store, snapshots, database } = await open();
+    const attestor = new Attestor(store, snapshots);
+    expect((await attestor.attest()).verified).toMatchObject({ ok: true, checked: ENTRIES });
+    const [before, row] = await store.readForward(LEDGER_STREAM, 7, 2);
+    const forged = 'f'.repeat(64);
+    const { bytes } = sealAndEncode(forged, JSON.parse(row!.data) as LedgerEntry);
+
+    await bypassingTriggers(database, sql`update es.events set data = ${bytes} where revision = 8`);
+
+    const report = (await fullPass(attestor)).full!;
+    expect(report).toMatchObject({
+      ok: false,
+      checked: 8,
+      first_bad: { seq: 8, reason: 'prev does not match the previous hash', expected_hash: JSON.parse(before!.data).hash, stored_hash: forged },
+    });
+  });
+
+  it('passes an intact chain, lets one pass run at a time across processes, and follows the head it started at', async () => {
+    const one = await open();
+    const two = await open();
+    // The first process's pass waits at its first read until the second one has tried to start its own.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const held = Object.create(one.store) as PostgresEventStore;
+    held.readForward = async (...args) => {
+      await released;
+      return one.store.readForward(...args);
+    };
+    const a = new Attestor(held, one.snapshots);
+    const b = new Attestor(two.store, two.snapshots);
+    const started = await a.startFull('schedule');
+    expect(started.started).toBe(true);
+    expect(await b.fullRunning()).toBe(true);
+    expect((await b.startFull('request')).started).toBe(false);
+    expect((await b.attest()).full).toMatchObject({ state: 'running', checked: 0, head_at_start: ENTRIES - 1 });
+    release();
+    await started.done;
+    const report = await b.attest();
+    expect(report.full).toMatchObject({ state: 'finished', trigger: 'schedule', ok: true, head_at_start: ENTRIES - 1, checked: ENTRIES });
+    expect(report.full!.first_bad).toBeUndefined();
+    expect(report.verified).toMatchObject({ ok: true, checked: ENTRIES, last_full_ok: true });
+    expect(await b.fullRunning()).toBe(false);
+  });
+});
+
+describe('full re-verification on PGlite (the embedded default)', () => {
+  let database: SqlDatabase;
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('claims, records and reports a pass as on PostgreSQL', async () => {
+    database = await openDatabase({ dataDir: tempDir('attest-pglite') });
+    const store = await new PostgresEventStore(database).init();
+    const snapshots = await new SnapshotStore(database).init();
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);
+    await writer.start();
+    for (let i = 0; i < 5; i++) await writer.execute(register(i));
+    const attestor = new Attestor(store, snapshots);
+    const run = await attestor.startFull('request');
+    expect(run.started).toBe(true);
+    expect((await new Attestor(store, snapshots).startFull('request')).started).toBe(false);
+    await run.done;
+    const restarted = await new Attestor(store, snapshots).attest();
+    expect(restarted.full).toMatchObject({ state: 'finished', ok: true, checked: 5 });
+    const next = await new Attestor(store, snapshots).startFull('request');
+    expect(next.started).toBe(true);
+    await next.done;
+  }, 60_000);
+});

@@ -1,0 +1,105 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { call, uniqueHandle, type Reply } from './http';
+
+const REDIS_SERVER = process.env.TEST_REDIS_SERVER ?? '/usr/bin/redis-server';
+
+/** Polls `probe` until it returns a value, or fails after `deadlineMs`: a condition with a deadline, never a sleep. */
+export async function until<T>(what: string, deadlineMs: number, probe: () => Promise<T | undefined> | T | undefined, everyMs = 20): Promise<T> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A redis-server of the test's own, on a free port, that the test can kill -9 and start again on the same port. */
+export class PrivateRedis {
+  private child?: ChildProcess;
+
+  private constructor(readonly port: number) {}
+
+  static async start(): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(await freePort());
+    await redis.restart();
+    return redis;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async restart(): Promise<void> {
+    const child = spawn(REDIS_SERVER, ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server exited with ${code}:\n${output}`));
+      });
+    });
+  }
+
+  async kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+export interface Citizen {
+  id: string;
+  key: string;
+  handle: string;
+}
+
+export async function registerCitizens(base: string, count: number, prefix: string): Promise<Citizen[]> {
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const handle = uniqueHandle(prefix);
+      const reg = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'm' } });
+      if (reg.status !== 201) throw new Error(`register answered ${reg.status}: ${JSON.stringify(reg.body)}`);
+      return { id: reg.body.agent.id as string, key: reg.body.api_key as string, handle };
+    }),
+  );
+}
+
+/** Every ledger entry, paged through /changes. */
+export async function allChanges(base: string): Promise<Array<{ seq: number; type: string; data: Record<string, unknown> }>> {
+  const all: Array<{ seq: number; type: string; data: Record<string, unknown> }> = [];
+  let after = -1;
+  for (;;) {
+    const page: Reply = await call(base, 'GET', `/api/v1/changes?after=${after}&limit=1000`);
+    if (page.status !== 200) throw new Error(`/changes answered ${page.status}`);
+    all.push(...page.body.changes);
+    if (!page.body.has_more) return all;
+    after = page.body.next_after;
+  }
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
