@@ -55,14 +55,7 @@ export class SnapshotStore {
 
   /** Keeps the newest snapshot: an older one never overwrites a newer one. */
   async save(snapshot: Snapshot): Promise<void> {
-    const row = {
-      name: snapshot.name,
-      version: snapshot.version,
-      seq: snapshot.seq,
-      hash: snapshot.hash,
-      at: snapshot.at,
-      state: JSON.stringify(snapshot.state),
-    };
+    const row = toRow(snapshot);
     await this.database.db
       .insertInto(`${this.schema}.snapshots`)
       .values(row)
