@@ -11,7 +11,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { REDIS_URL, freshDatabase, tempDir, testConfig } from '../test/support/env';
@@ -19,9 +18,9 @@ import { call } from '../test/support/http';
 import { startEmbedded } from './embedded';
 import { deleteRedisKeys, runBench, type Cleanup } from './bench/cleanup';
 import { runLoad } from './bench/load';
-import { fixed, table } from './bench/report';
+import { machineNow, mediansOf, ratioOf, roundLine, roundOf, roundsReport, writeFigures, type TargetRound } from './bench/pairs';
+import { fixed } from './bench/report';
 import { setting } from './bench/settings';
-import { distribution, median, type Distribution } from './bench/stats';
 
 const ROOT = path.resolve(__dirname, '..');
 const SECONDS = setting('BENCH_SECONDS', 5, 1);
@@ -38,17 +37,6 @@ const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJA
 type Target = 'transfer' | 'buy';
 const TARGETS: Target[] = ['transfer', 'buy'];
 
-interface RoundFigures {
-  target: Target;
-  round: number;
-  ok: number;
-  errorCount: number;
-  errors: Record<string, number>;
-  errorSamples: Record<string, string>;
-  tps: number;
-  latencyMs: Distribution;
-}
-
 interface Citizen {
   handle: string;
   key: string;
@@ -63,7 +51,7 @@ async function register(base: string, handle: string): Promise<Citizen> {
 
 async function main(cleanup: Cleanup): Promise<void> {
   const startedAt = new Date();
-  const loadAverage = os.loadavg().map((n) => Number(n.toFixed(2)));
+  const machine = machineNow();
   const dataDir = tempDir('bench-buy');
   cleanup.add('remove the data directory', () => fs.rmSync(dataDir, { recursive: true, force: true }));
   const db = await freshDatabase('bench_buy');
@@ -90,7 +78,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   process.stderr.write(`ready; ${CLIENTS} citizens funded with ${FUND_SOL} SOL, coin ${mint} on its curve\n`);
 
   let lamports = 1_000;
-  const rounds: RoundFigures[] = [];
+  const rounds: TargetRound<Target>[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     for (const target of TARGETS) {
       process.stderr.write(`round ${round}/${ROUNDS}: ${target} (${WARMUP_SECONDS} s warm-up + ${SECONDS} s) ... `);
@@ -112,44 +100,20 @@ async function main(cleanup: Cleanup): Promise<void> {
           return undefined;
         },
       });
-      const errorCount = Object.values(result.errors).reduce((a, b) => a + b, 0);
-      const figures: RoundFigures = {
-        target,
-        round,
-        ok: result.ok,
-        errorCount,
-        errors: result.errors,
-        errorSamples: result.errorSamples,
-        tps: (result.ok / result.elapsedMs) * 1000,
-        latencyMs: distribution(result.latenciesMs),
-      };
+      const figures = roundOf(target, round, result);
       rounds.push(figures);
-      process.stderr.write(`${figures.tps.toFixed(0)}/s, p50 ${fixed(figures.latencyMs.p50, 1)} ms, p99 ${fixed(figures.latencyMs.p99, 1)} ms, ${errorCount} errors\n`);
+      process.stderr.write(roundLine(figures));
     }
   }
 
-  const summary = Object.fromEntries(
-    TARGETS.map((target) => {
-      const mine = rounds.filter((r) => r.target === target);
-      return [target, { tps: median(mine.map((r) => r.tps)), p50Ms: median(mine.map((r) => r.latencyMs.p50)), p99Ms: median(mine.map((r) => r.latencyMs.p99)), errors: mine.reduce((s, r) => s + r.errorCount, 0) }];
-    }),
-  ) as Record<Target, { tps: number; p50Ms: number; p99Ms: number; errors: number }>;
-  const ratios = { p50: summary.buy.p50Ms / summary.transfer.p50Ms, p99: summary.buy.p99Ms / summary.transfer.p99Ms, tps: summary.buy.tps / summary.transfer.tps };
-  const rows = rounds.map((r) => [r.target, String(r.round), fixed(r.tps, 0), fixed(r.latencyMs.p50, 1), fixed(r.latencyMs.p99, 1), String(r.ok), String(r.errorCount)]);
-  for (const target of TARGETS) rows.push([target, 'median', fixed(summary[target].tps, 0), fixed(summary[target].p50Ms, 1), fixed(summary[target].p99Ms, 1), '', String(summary[target].errors)]);
+  const summary = mediansOf(rounds, TARGETS);
+  const ratios = ratioOf(summary.buy, summary.transfer);
   const title =
     `curve buy vs SOL transfer, ${CLIENTS} concurrent clients, both end to end over HTTP through the action pipeline on the bundled chain; ` +
-    `${WARMUP_SECONDS} s warm-up + ${SECONDS} s per round, ${ROUNDS} round(s) alternated; ${os.cpus().length} CPUs, load average ${loadAverage.join(' ')}, node ${process.version}`;
-  const out = [title, '', table(['target', 'round', 'req/s', 'p50 ms', 'p99 ms', 'ok', 'errors'], rows), '', `buy / transfer: p50 ${fixed(ratios.p50, 2)}x   p99 ${fixed(ratios.p99, 2)}x   req/s ${fixed(ratios.tps, 2)}x (goal: within 1.5x, buy p50 under 15 ms)`];
-  const errorLines = rounds.flatMap((r) => Object.entries(r.errors).map(([kind, n]) => `  ${r.target} round ${r.round}: ${n} x ${kind}: ${r.errorSamples[kind] ?? ''}`));
-  if (errorLines.length) out.push('', 'errors:', ...errorLines);
-  console.log(`\n${out.join('\n')}`);
-
-  const dir = path.join(ROOT, '.bench');
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `buy-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
-  const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryBytes: os.totalmem(), node: process.version, loadAverage };
-  fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, buySol: BUY_SOL }, machine, rounds, summary, ratios }, null, 2)}\n`);
+    `${WARMUP_SECONDS} s warm-up + ${SECONDS} s per round, ${ROUNDS} round(s) alternated; ${machine.cpus} CPUs, load average ${machine.loadAverage.join(' ')}, node ${process.version}`;
+  const verdict = `buy / transfer: p50 ${fixed(ratios.p50, 2)}x   p99 ${fixed(ratios.p99, 2)}x   req/s ${fixed(ratios.tps, 2)}x (goal: within 1.5x, buy p50 under 15 ms)`;
+  console.log(`\n${[title, '', ...roundsReport(rounds, TARGETS, summary), '', verdict].join('\n')}`);
+  const file = writeFigures(ROOT, 'buy', startedAt, { settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, buySol: BUY_SOL }, machine, rounds, summary, ratios });
   console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
 }
 

@@ -11,16 +11,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { REDIS_URL, freshDatabase, tempDir, testConfig } from '../test/support/env';
 import { call } from '../test/support/http';
 import { startEmbedded } from './embedded';
 import { deleteRedisKeys, runBench, type Cleanup } from './bench/cleanup';
 import { runLoad } from './bench/load';
-import { fixed, table } from './bench/report';
+import { machineNow, mediansOf, ratioOf, roundLine, roundOf, roundsReport, writeFigures, type TargetRound } from './bench/pairs';
+import { fixed } from './bench/report';
 import { setting } from './bench/settings';
-import { distribution, median, type Distribution } from './bench/stats';
 
 const ROOT = path.resolve(__dirname, '..');
 const SECONDS = setting('BENCH_SECONDS', 5, 1);
@@ -33,22 +32,11 @@ const REQUEST_TIMEOUT_MS = 30_000;
 type Target = 'http read' | 'mcp read' | 'http write' | 'mcp write';
 const TARGETS: Target[] = ['http read', 'mcp read', 'http write', 'mcp write'];
 
-interface RoundFigures {
-  target: Target;
-  round: number;
-  ok: number;
-  errorCount: number;
-  errors: Record<string, number>;
-  errorSamples: Record<string, string>;
-  tps: number;
-  latencyMs: Distribution;
-}
-
 const toolCall = (name: string, args: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 
 async function main(cleanup: Cleanup): Promise<void> {
   const startedAt = new Date();
-  const loadAverage = os.loadavg().map((n) => Number(n.toFixed(2)));
+  const machine = machineNow();
   const dataDir = tempDir('bench-mcp');
   cleanup.add('remove the data directory', () => fs.rmSync(dataDir, { recursive: true, force: true }));
   const db = await freshDatabase('bench_mcp');
@@ -70,7 +58,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   process.stderr.write(`ready; ${CLIENTS} citizens\n`);
 
   let note = 0;
-  const rounds: RoundFigures[] = [];
+  const rounds: TargetRound<Target>[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     for (const target of TARGETS) {
       process.stderr.write(`round ${round}/${ROUNDS}: ${target} (${WARMUP_SECONDS} s warm-up + ${SECONDS} s) ... `);
@@ -96,46 +84,20 @@ async function main(cleanup: Cleanup): Promise<void> {
           return ok ? undefined : 'not ok';
         },
       });
-      const errorCount = Object.values(result.errors).reduce((a, b) => a + b, 0);
-      const figures: RoundFigures = {
-        target,
-        round,
-        ok: result.ok,
-        errorCount,
-        errors: result.errors,
-        errorSamples: result.errorSamples,
-        tps: (result.ok / result.elapsedMs) * 1000,
-        latencyMs: distribution(result.latenciesMs),
-      };
+      const figures = roundOf(target, round, result);
       rounds.push(figures);
-      process.stderr.write(`${figures.tps.toFixed(0)}/s, p50 ${fixed(figures.latencyMs.p50, 1)} ms, p99 ${fixed(figures.latencyMs.p99, 1)} ms, ${errorCount} errors\n`);
+      process.stderr.write(roundLine(figures));
     }
   }
 
-  const summary = Object.fromEntries(
-    TARGETS.map((target) => {
-      const mine = rounds.filter((r) => r.target === target);
-      return [target, { tps: median(mine.map((r) => r.tps)), p50Ms: median(mine.map((r) => r.latencyMs.p50)), p99Ms: median(mine.map((r) => r.latencyMs.p99)), errors: mine.reduce((s, r) => s + r.errorCount, 0) }];
-    }),
-  ) as Record<Target, { tps: number; p50Ms: number; p99Ms: number; errors: number }>;
-  const ratio = (mcp: Target, http: Target) => ({ p50: summary[mcp].p50Ms / summary[http].p50Ms, p99: summary[mcp].p99Ms / summary[http].p99Ms, tps: summary[mcp].tps / summary[http].tps });
-  const ratios = { read: ratio('mcp read', 'http read'), write: ratio('mcp write', 'http write') };
-  const rows = rounds.map((r) => [r.target, String(r.round), fixed(r.tps, 0), fixed(r.latencyMs.p50, 1), fixed(r.latencyMs.p99, 1), String(r.ok), String(r.errorCount)]);
-  for (const target of TARGETS) rows.push([target, 'median', fixed(summary[target].tps, 0), fixed(summary[target].p50Ms, 1), fixed(summary[target].p99Ms, 1), '', String(summary[target].errors)]);
+  const summary = mediansOf(rounds, TARGETS);
+  const ratios = { read: ratioOf(summary['mcp read'], summary['http read']), write: ratioOf(summary['mcp write'], summary['http write']) };
   const title =
     `MCP tools/call vs the same endpoint over HTTP, ${CLIENTS} concurrent clients; read: GET /api/v1/me vs svc_me, write: POST /api/v1/memory vs svc_memory_set; ` +
-    `${WARMUP_SECONDS} s warm-up + ${SECONDS} s per round, ${ROUNDS} round(s) alternated; ${os.cpus().length} CPUs, load average ${loadAverage.join(' ')}, node ${process.version}`;
+    `${WARMUP_SECONDS} s warm-up + ${SECONDS} s per round, ${ROUNDS} round(s) alternated; ${machine.cpus} CPUs, load average ${machine.loadAverage.join(' ')}, node ${process.version}`;
   const line = (what: string, r: { p50: number; p99: number; tps: number }) => `${what}: p50 ${fixed(r.p50, 2)}x   p99 ${fixed(r.p99, 2)}x   req/s ${fixed(r.tps, 2)}x`;
-  const out = [title, '', table(['target', 'round', 'req/s', 'p50 ms', 'p99 ms', 'ok', 'errors'], rows), '', line('mcp / http read', ratios.read), line('mcp / http write', ratios.write)];
-  const errorLines = rounds.flatMap((r) => Object.entries(r.errors).map(([kind, n]) => `  ${r.target} round ${r.round}: ${n} x ${kind}: ${r.errorSamples[kind] ?? ''}`));
-  if (errorLines.length) out.push('', 'errors:', ...errorLines);
-  console.log(`\n${out.join('\n')}`);
-
-  const dir = path.join(ROOT, '.bench');
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `mcp-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
-  const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryBytes: os.totalmem(), node: process.version, loadAverage };
-  fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS }, machine, rounds, summary, ratios }, null, 2)}\n`);
+  console.log(`\n${[title, '', ...roundsReport(rounds, TARGETS, summary), '', line('mcp / http read', ratios.read), line('mcp / http write', ratios.write)].join('\n')}`);
+  const file = writeFigures(ROOT, 'mcp', startedAt, { settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS }, machine, rounds, summary, ratios });
   console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
 }
 
