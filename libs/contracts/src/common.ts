@@ -49,6 +49,7 @@ export const errorEnvelope: JsonSchema = {
         reserved: { type: 'boolean', description: 'handle_taken: the handle is reserved for the service’s own citizen' },
         limit: { type: 'integer', description: 'invalid_request over a size limit: the limit, in bytes' },
         pending: { type: 'integer', description: 'rate_limited of a doorbell replay: the deliveries pending (at most `cap`)' },
+        retry_after_seconds: { type: 'integer', description: 'MCP tool errors only: the Retry-After an HTTP reply would carry as a header' },
       },
     },
   },
