@@ -1,14 +1,17 @@
 import { sql } from 'kysely';
+import pg from 'pg';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { Attestor, LedgerWriter, PostgresEventStore, SnapshotStore, checkStoredLink, sealAndEncode, LEDGER_STREAM, type LedgerEntry } from '@svc/ledger';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { until } from '../support/faults';
 
 // A superuser who bypasses the triggers leaves no tamper mark: the incremental answer cannot see such a
 // change inside its verified prefix, and only a full pass from seq 0 can.
 
 const ENTRIES = 40;
 const TAMPERED_SEQ = 11;
+const GATE = 4_242_001;
 
 function register(n: number): LedgerCommand {
   return { type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle: `h${n}`, model: 'm', bio: '', wallet: `W${n}`, custody: 'service' } };
@@ -131,31 +134,71 @@ describe('full re-verification of the ledger chain', () => {
     });
   });
 
+  /**
+   * A view over the events that a worker's reads pass through only while the test's advisory lock is free:
+   * it holds the pass's own connection and nothing else (the serving pool reads es.events directly).
+   */
+  async function gatedStore(database: SqlDatabase, store: PostgresEventStore): Promise<{ store: PostgresEventStore; release: () => Promise<void> }> {
+    await sql.raw(`create function es.gate() returns boolean language plpgsql as $$ begin perform pg_advisory_xact_lock_shared(${GATE}); return true; end $$`).execute(database.db);
+    await sql.raw('create view es.gated_events as select * from es.events where es.gate()').execute(database.db);
+    const holder = new pg.Client({ connectionString: db.url });
+    await holder.connect();
+    await holder.query('select pg_advisory_lock($1)', [GATE]);
+    const gated = Object.create(store) as PostgresEventStore;
+    gated.scanSource = () => ({ ...store.scanSource()!, table: 'es.gated_events' });
+    return { store: gated, release: () => holder.end() };
+  }
+
+  /** The pass's own connection, once it waits at the gate. */
+  function waitingPass(database: SqlDatabase) {
+    return until('the pass to read through its own connection', 20_000, async () => {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+        where application_name = 'svc-attest' and wait_event_type = 'Lock' and datname = current_database()`.execute(database.db);
+      return rows[0]!.n === 1 ? true : undefined;
+    });
+  }
+
   it('passes an intact chain, lets one pass run at a time across processes, and follows the head it started at', async () => {
     const one = await open();
     const two = await open();
     // The first process's pass waits at its first read until the second one has tried to start its own.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const held = Object.create(one.store) as PostgresEventStore;
-    held.readForward = async (...args) => {
-      await released;
-      return one.store.readForward(...args);
-    };
-    const a = new Attestor(held, one.snapshots);
+    const gate = await gatedStore(one.database, one.store);
+    const a = new Attestor(gate.store, one.snapshots);
     const b = new Attestor(two.store, two.snapshots);
     const started = await a.startFull('schedule');
     expect(started.started).toBe(true);
+    await waitingPass(two.database);
     expect(await b.fullRunning()).toBe(true);
     expect((await b.startFull('request')).started).toBe(false);
     expect((await b.attest()).full).toMatchObject({ state: 'running', checked: 0, head_at_start: ENTRIES - 1 });
-    release();
+    await gate.release();
     await started.done;
     const report = await b.attest();
     expect(report.full).toMatchObject({ state: 'finished', trigger: 'schedule', ok: true, head_at_start: ENTRIES - 1, checked: ENTRIES });
     expect(report.full!.first_bad).toBeUndefined();
     expect(report.verified).toMatchObject({ ok: true, checked: ENTRIES, last_full_ok: true });
     expect(await b.fullRunning()).toBe(false);
+  });
+
+  it('reads over its own connection in a worker thread, which a stop ends: the pass is abandoned and another may start', async () => {
+    const { database, store, snapshots } = await open();
+    const gate = await gatedStore(database, store);
+    const attestor = new Attestor(gate.store, snapshots);
+    const run = await attestor.startFull('request');
+    expect(run.started).toBe(true);
+    await waitingPass(database);
+    // While the pass's connection waits, the process's own pool still answers.
+    expect((await attestor.attest()).verified).toMatchObject({ ok: true, checked: ENTRIES });
+    const stopped = attestor.stop();
+    await gate.release();
+    await stopped;
+    const after = new Attestor(store, snapshots);
+    expect((await after.attest()).full).toMatchObject({ state: 'abandoned', trigger: 'request' });
+    expect(await after.fullRunning()).toBe(false);
+    const next = await after.startFull('request');
+    expect(next.started).toBe(true);
+    await next.done;
+    expect((await after.attest()).full).toMatchObject({ state: 'finished', ok: true, checked: ENTRIES });
   });
 });
 

@@ -1,5 +1,6 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { GENESIS_HASH, checkStoredLink, type LedgerEntry } from './chain';
+import { scanChain, type BadLink, type ScanOptions, type ScanResult } from './chainScan';
+import { scanChainInWorker, type ScanSource } from './chainScanThread';
 import type { EventStore } from './eventStore';
 import { LEDGER_STREAM } from './ledgerWriter';
 import type { Snapshot, SnapshotStore } from './snapshotStore';
@@ -7,9 +8,7 @@ import type { Snapshot, SnapshotStore } from './snapshotStore';
 const PREFIX_RECORD = 'attested-prefix';
 const FULL_RECORD = 'attest-full';
 const INCREMENTAL_BATCH = 1000;
-/** Rows per read: few enough round trips that reading costs about what hashing does. */
-export const FULL_PASS_BATCH = 2000;
-/** Rows hashed between two turns of the event loop: about a millisecond of work. */
+/** Rows hashed between two turns of the event loop, when a pass runs in the serving thread: about a millisecond of work. */
 const HASH_SLICE = 250;
 const HEARTBEAT_MS = 1000;
 /** A running pass whose record has not moved for this long died with its process: another may start. */
@@ -25,15 +24,6 @@ export const HASH_CONSTRUCTION =
 export interface SeqRange {
   from: number;
   to: number;
-}
-
-export interface BadLink {
-  seq: number;
-  reason: string;
-  /** For a changed row, the hash its stored bytes give; for a broken link, the hash of the entry before. */
-  expected_hash?: string;
-  /** The hash (or prev) the row holds. */
-  stored_hash?: string;
 }
 
 /** A full re-verification from seq 0, as every process reports it. */
@@ -89,6 +79,15 @@ interface TamperAware {
 
 function isTamperAware(store: EventStore): store is EventStore & TamperAware {
   return typeof (store as Partial<TamperAware>).lowestTamperedRevision === 'function';
+}
+
+/** A store a worker thread can read over its own connection (PostgreSQL server, not PGlite or EventStoreDB). */
+interface Scannable {
+  scanSource(): ScanSource | undefined;
+}
+
+function scanSourceOf(store: EventStore): ScanSource | undefined {
+  return typeof (store as Partial<Scannable>).scanSource === 'function' ? (store as unknown as Scannable).scanSource() : undefined;
 }
 
 export interface AttestorOptions {
@@ -198,56 +197,54 @@ export class Attestor {
 
   private async runFull(record: FullRecord, signal: AbortSignal): Promise<void> {
     const pass = record.pass;
-    let prev = GENESIS_HASH;
-    let next = 0;
-    let bad: BadLink | undefined;
+    let progress = { checked: 0, prev: GENESIS_HASH };
     let heartbeat = Date.now();
     try {
-      while (next <= pass.head_at_start && !bad && !signal.aborted) {
-        // Keyset pages, one statement each: nothing is held between batches, so writers never wait on a pass.
-        const batch = await this.store.readForward(LEDGER_STREAM, next, Math.min(FULL_PASS_BATCH, pass.head_at_start - next + 1));
-        if (batch.length === 0) bad = { seq: next, reason: `revision ${next} is missing` };
-        for (const [i, stored] of batch.entries()) {
-          if (i > 0 && i % HASH_SLICE === 0) await nextTurn();
-          if (stored.revision !== next) {
-            bad = { seq: next, reason: `revision ${next} is missing (the next stored is ${stored.revision})` };
-            break;
+      const result = await this.scan({
+        head: pass.head_at_start,
+        signal,
+        onPage: async (page) => {
+          progress = page;
+          pass.checked = page.checked;
+          pass.updated_at = Date.now();
+          if (this.records && pass.updated_at - heartbeat >= HEARTBEAT_MS) {
+            heartbeat = pass.updated_at;
+            await this.records.put(toSnapshot(record, page.checked - 1, page.prev));
           }
-          const check = checkStoredLink(stored.data, next, prev);
-          if (!check.ok) {
-            bad = { seq: next, reason: check.reason, expected_hash: check.expected_hash, stored_hash: check.stored_hash };
-            break;
-          }
-          prev = check.hash;
-          next += 1;
-        }
-        pass.checked = next;
-        pass.updated_at = Date.now();
-        if (this.records && pass.updated_at - heartbeat >= HEARTBEAT_MS) {
-          heartbeat = pass.updated_at;
-          await this.records.put(toSnapshot(record, next - 1, prev));
-        }
-        await nextTurn();
-      }
+        },
+      });
+      progress = result;
+      pass.checked = result.checked;
       const finishedAt = Date.now();
       record.running = false;
       if (signal.aborted) {
         pass.state = 'abandoned';
       } else {
-        Object.assign(pass, { state: 'finished', finished_at: finishedAt, ok: !bad }, bad ? { first_bad: bad } : {});
-        record.last_finished = { started_at: pass.started_at, finished_at: finishedAt, ok: !bad };
-        record.verified_through = { seq: next - 1, hash: prev };
+        const ok = !result.bad;
+        Object.assign(pass, { state: 'finished', finished_at: finishedAt, ok }, result.bad ? { first_bad: result.bad } : {});
+        record.last_finished = { started_at: pass.started_at, finished_at: finishedAt, ok };
+        record.verified_through = { seq: result.checked - 1, hash: result.prev };
       }
       pass.updated_at = finishedAt;
-      await this.records?.put(toSnapshot(record, next - 1, prev));
+      await this.records?.put(toSnapshot(record, result.checked - 1, result.prev));
     } catch (err) {
       record.running = false;
       pass.state = 'abandoned';
       this.options.log?.warn({ err, checked: pass.checked }, 'full attestation stopped');
-      await this.records?.put(toSnapshot(record, next - 1, prev)).catch(() => undefined);
+      await this.records?.put(toSnapshot(record, progress.checked - 1, progress.prev)).catch(() => undefined);
     } finally {
       this.running = undefined;
     }
+  }
+
+  /**
+   * On a PostgreSQL server the pass runs in a worker thread with its own connection: hashing a million rows
+   * in the serving thread, even in slices, moved request p99 through its turns and its garbage collections.
+   */
+  private scan(options: ScanOptions): Promise<ScanResult> {
+    const source = scanSourceOf(this.store);
+    if (source) return scanChainInWorker(source, LEDGER_STREAM, options);
+    return scanChain((from, maxCount) => this.store.readForward(LEDGER_STREAM, from, maxCount), { ...options, yieldEvery: HASH_SLICE });
   }
 
   private isStale(record: FullRecord): boolean {

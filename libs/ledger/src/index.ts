@@ -6,4 +6,6 @@ export * from './model';
 export * from './snapshotStore';
 export * from './ledgerWriter';
 export * from './attestor';
+export * from './chainScan';
+export * from './chainScanThread';
 export * from './headReader';

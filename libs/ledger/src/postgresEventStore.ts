@@ -10,6 +10,7 @@ import {
   WrongExpectedRevisionError,
   waitForWake,
 } from './eventStore';
+import type { ScanSource } from './chainScanThread';
 
 const CHANNEL = 'es_appended';
 const INSERT_CHUNK = 5000;
@@ -76,6 +77,11 @@ export class PostgresEventStore implements EventStore {
   async init(): Promise<this> {
     await migrate(this.database.db, this.schema, migrations);
     return this;
+  }
+
+  /** Where a worker thread can read the streams over its own connection; none on PGlite, which is in-process. */
+  scanSource(): ScanSource | undefined {
+    return this.database.url ? { url: this.database.url, table: this.events, applicationName: 'svc-attest' } : undefined;
   }
 
   private get events() {

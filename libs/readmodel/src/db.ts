@@ -16,6 +16,8 @@ const RELISTEN_MS = 500;
 export interface SqlDatabase {
   readonly kind: SqlKind;
   readonly db: Kysely<any>;
+  /** The server's connection string (pg only): for work that opens its own connection, such as a worker thread. */
+  readonly url?: string;
   /** LISTEN on a channel; returns the unlisten function. */
   listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
@@ -46,6 +48,7 @@ function openPostgres(url: string, options: OpenDatabaseOptions): SqlDatabase {
   return {
     kind: 'pg',
     db,
+    url,
     async listen(channel, onPayload) {
       let client: pg.Client | undefined;
       let retry: NodeJS.Timeout | undefined;

@@ -1,0 +1,60 @@
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { ScanOptions, ScanProgress, ScanResult } from './chainScan';
+
+/** Where a worker thread reads the stream from: its own connection to the event store's PostgreSQL server. */
+export interface ScanSource {
+  url: string;
+  /** Schema-qualified events table. */
+  table: string;
+  applicationName?: string;
+}
+
+export interface ScanJob extends ScanSource {
+  stream: string;
+  head: number;
+}
+
+export type ScanMessage =
+  | ({ kind: 'page' } & ScanProgress)
+  | { kind: 'done'; result: ScanResult }
+  | { kind: 'failed'; message: string };
+
+/**
+ * The worker runs this module's sibling as TypeScript when the service itself runs from source (tsx, jest):
+ * a worker thread inherits no loader hooks on Node 20, so it registers tsx's require hook first.
+ */
+function startWorker(job: ScanJob): Worker {
+  const compiled = __filename.endsWith('.js');
+  const entry = path.join(__dirname, compiled ? 'chainScanWorker.js' : 'chainScanWorker.ts');
+  if (compiled) return new Worker(entry, { workerData: job });
+  const tsx = require.resolve('tsx/cjs/api');
+  return new Worker(`require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(entry)});`, { eval: true, workerData: job });
+}
+
+/** scanChain over `stream` in a worker thread; `onPage` and `signal` behave as in the serving thread. */
+export function scanChainInWorker(source: ScanSource, stream: string, options: ScanOptions): Promise<ScanResult> {
+  const worker = startWorker({ ...source, stream, head: options.head });
+  return new Promise<ScanResult>((resolve, reject) => {
+    let settled = false;
+    let pages = Promise.resolve();
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      options.signal?.removeEventListener('abort', stop);
+      // Progress already reported is applied before the result, in order.
+      void pages.then(outcome, reject).finally(() => void worker.terminate());
+    };
+    const stop = () => worker.postMessage('stop');
+    options.signal?.addEventListener('abort', stop, { once: true });
+    worker.on('message', (message: ScanMessage) => {
+      if (message.kind === 'page') {
+        const { checked, prev } = message;
+        pages = pages.then(() => options.onPage?.({ checked, prev }));
+      } else if (message.kind === 'done') settle(() => resolve(message.result));
+      else settle(() => reject(new Error(`full chain scan failed: ${message.message}`)));
+    });
+    worker.on('error', (error) => settle(() => reject(error)));
+    worker.on('exit', (code) => settle(() => reject(new Error(`full chain scan thread exited with code ${code}`))));
+  });
+}
