@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { ScanOptions, ScanProgress, ScanResult } from './chainScan';
 
@@ -13,6 +14,15 @@ export interface ScanSource {
 export interface ScanJob extends ScanSource {
   stream: string;
   head: number;
+}
+
+/** How often the serving thread tells the scan how busy it is. */
+const LOAD_EVERY_MS = 100;
+
+/** From the serving thread: the share of the last interval its event loop was busy (0..1). */
+export interface LoadMessage {
+  kind: 'load';
+  busy: number;
 }
 
 export type ScanMessage =
@@ -42,11 +52,21 @@ export function scanChainInWorker(source: ScanSource, stream: string, options: S
       if (settled) return;
       settled = true;
       options.signal?.removeEventListener('abort', stop);
+      clearInterval(sampler);
       // Progress already reported is applied before the result, in order.
       void pages.then(outcome, reject).finally(() => void worker.terminate());
     };
     const stop = () => worker.postMessage('stop');
     options.signal?.addEventListener('abort', stop, { once: true });
+    // The scan yields to requests: it pauses between pages while this thread is busy serving (scanWorker).
+    let last: EventLoopUtilization = performance.eventLoopUtilization();
+    const sampler = setInterval(() => {
+      const now = performance.eventLoopUtilization();
+      worker.postMessage({ kind: 'load', busy: performance.eventLoopUtilization(now, last).utilization } satisfies LoadMessage);
+      last = now;
+    }, LOAD_EVERY_MS);
+    sampler.unref();
+    worker.once('exit', () => clearInterval(sampler));
     worker.on('message', (message: ScanMessage) => {
       if (message.kind === 'page') {
         const { checked, prev } = message;

@@ -5,16 +5,30 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import pg from 'pg';
 import { scanChain } from './chainScan';
-import type { ScanJob, ScanMessage } from './chainScanThread';
+import type { LoadMessage, ScanJob, ScanMessage } from './chainScanThread';
+
+/** Below this share of busy time the serving thread is idle enough that the scan runs flat out. */
+const IDLE = 0.2;
+/** Pause after a page, in page-times per unit of busy share: at 50% busy the scan runs a seventh of the time. */
+const YIELD = 12;
 
 const job = workerData as ScanJob;
 const abort = new AbortController();
-parentPort!.on('message', (message: unknown) => {
+let busy = 0;
+parentPort!.on('message', (message: 'stop' | LoadMessage) => {
   if (message === 'stop') abort.abort();
+  else busy = message.busy;
 });
+
+/** Pauses in proportion to how busy the serving thread is: a full pass must not move request latency. */
+async function yieldToRequests(pageMs: number): Promise<void> {
+  if (busy < IDLE || abort.signal.aborted) return;
+  await sleep(pageMs * YIELD * busy, undefined, { signal: abort.signal }).catch(() => undefined);
+}
 
 /** On Linux a thread can be given its own nice value: the scan yields the cores to requests first. */
 function lowerPriority(): void {
@@ -32,6 +46,7 @@ async function run(): Promise<void> {
   client.on('error', () => undefined);
   await client.connect();
   try {
+    let pageStarted = performance.now();
     const text = `select revision, data from ${job.table} where stream = $1 and revision >= $2 order by revision limit $3`;
     const result = await scanChain(
       async (from, maxCount) => {
@@ -41,7 +56,11 @@ async function run(): Promise<void> {
       {
         head: job.head,
         signal: abort.signal,
-        onPage: (progress) => parentPort!.postMessage({ kind: 'page', ...progress } satisfies ScanMessage),
+        onPage: async (progress) => {
+          parentPort!.postMessage({ kind: 'page', ...progress } satisfies ScanMessage);
+          await yieldToRequests(performance.now() - pageStarted);
+          pageStarted = performance.now();
+        },
       },
     );
     parentPort!.postMessage({ kind: 'done', result } satisfies ScanMessage);
