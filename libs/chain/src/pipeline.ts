@@ -320,7 +320,7 @@ export class ActionPipeline {
         const settled = await this.settleHandout(row, true);
         if (settled === 'released') return undefined;
         const now = (await this.deps.outbox.get(row.id))!;
-        if (settled === 'pending') return this.handoutOf(now, this.walletOf(row.agentId));
+        if (settled === 'pending') return this.handoutOf(now, await this.walletOf(row.agentId));
         return this.executedOf(now, now.receipt);
       }
       case 'sent':
@@ -332,8 +332,8 @@ export class ActionPipeline {
     }
   }
 
-  private walletOf(agentId: string): string {
-    return this.deps.writer.view((state) => state.citizens.byId.get(agentId)?.wallet ?? '');
+  private async walletOf(agentId: string): Promise<string> {
+    return await this.deps.writer.read((state) => state.citizens.byId.get(agentId)?.wallet ?? '');
   }
 
   private signedOf(row: OutboxRow): SignedTransaction {
@@ -422,7 +422,7 @@ export class ActionPipeline {
   }
 
   private async recordedReceipt(signature: string): Promise<{ seq: number; hash: string }> {
-    const seq = this.deps.writer.view((state) => state.actions.bySignature.get(signature));
+    const seq = await this.deps.writer.read((state) => state.actions.bySignature.get(signature));
     if (seq === undefined) throw new Error(`transaction ${signature} is not on the ledger`);
     const [stored] = await this.deps.store.readForward(LEDGER_STREAM, seq, 1);
     const entry = JSON.parse(stored!.data) as LedgerEntry;

@@ -40,6 +40,8 @@ export interface Config {
   /** How often a waiting read, /pulse?wait= or /ws reads the projection checkpoint while the bus is down. */
   checkpointPollMs: number;
   snapshotEvery: number;
+  /** Decision-state keys kept in memory per map when the state is tiered (a PostgreSQL event store). */
+  stateHotKeys: number;
   /** How often /attest re-verifies the whole chain from seq 0 in the background; 0 = only when asked. */
   attestFullEveryMs: number;
   projectorBatchSize: number;
@@ -135,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     readYourWritesMs: int(env, 'READ_YOUR_WRITES_MS', 2000),
     checkpointPollMs: within(int(env, 'CHECKPOINT_POLL_MS', 25), 'CHECKPOINT_POLL_MS', 5, 1000, 'a period in milliseconds'),
     snapshotEvery: int(env, 'SNAPSHOT_EVERY', 1000),
+    stateHotKeys: int(env, 'STATE_HOT_KEYS', 20000),
     attestFullEveryMs: attestPeriod(int(env, 'ATTEST_FULL_EVERY_MS', 21_600_000)),
     projectorBatchSize: int(env, 'PROJECTOR_BATCH_SIZE', 500),
     projectorHealthPort: int(env, 'PROJECTOR_HEALTH_PORT', 9464),
@@ -153,7 +156,7 @@ export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'EVENTSTORE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'SOLANA_RPC_URL',
   'PRICE_URL', 'JUPITER_URL', 'DOORBELL_ALLOW_LOOPBACK', 'DOORBELL_CA_FILE',
   'LOCALNET_PORT', 'LOCALNET_SOL_USD', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
-  'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'CHECKPOINT_POLL_MS', 'SNAPSHOT_EVERY', 'ATTEST_FULL_EVERY_MS', 'PROJECTOR_BATCH_SIZE',
+  'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'CHECKPOINT_POLL_MS', 'SNAPSHOT_EVERY', 'STATE_HOT_KEYS', 'ATTEST_FULL_EVERY_MS', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS',
   'TREASURY_TOKEN_MINT', 'TREASURY_CYCLE_MS', 'TREASURY_RESERVE_SOL', 'TREASURY_MIN_BUY_SOL', 'TREASURY_SLIPPAGE_BPS',
 ] as const;

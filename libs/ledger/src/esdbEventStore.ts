@@ -10,7 +10,7 @@ import {
   binaryEvent,
   type AppendExpectedRevision,
 } from '@eventstore/db-client';
-import {
+import { type AppendOptions,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
@@ -30,7 +30,8 @@ export class EsdbEventStore implements EventStore {
     this.client = EventStoreDBClient.connectionString(connectionString);
   }
 
-  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  async append(stream: string, events: NewEvent[], expected: ExpectedRevision, options: AppendOptions = {}): Promise<AppendResult> {
+    if (options.alongside) throw new Error('EventStoreDB has no transaction to run work alongside an append in');
     const expectedRevision: AppendExpectedRevision =
       expected === 'any' ? ANY : expected === 'no_stream' ? NO_STREAM : BigInt(expected);
     try {

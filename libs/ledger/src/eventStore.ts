@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely';
 /** The event store port. The PostgreSQL and EventStoreDB adapters pass one contract suite. */
 
 export interface NewEvent {
@@ -37,9 +38,18 @@ export class WrongExpectedRevisionError extends Error {
   }
 }
 
+export interface AppendOptions {
+  /**
+   * Work that must commit with the events or not at all, run in the append's transaction after they are
+   * written (a store without transactions refuses it). Not run when the append turns out to be a retry
+   * of one already stored.
+   */
+  alongside?: (trx: Kysely<any>) => Promise<void>;
+}
+
 export interface EventStore {
   readonly kind: string;
-  append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  append(stream: string, events: NewEvent[], expected: ExpectedRevision, options?: AppendOptions): Promise<AppendResult>;
   /** Events with revision >= from, in order, at most maxCount. */
   readForward(stream: string, from: number, maxCount: number): Promise<StoredEvent[]>;
   /** Revision of the last event, or -1 for an empty stream. */

@@ -9,3 +9,4 @@ export * from './attestor';
 export * from './chainScan';
 export * from './chainScanThread';
 export * from './headReader';
+export * from './stateTier';

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { GENESIS_HASH, sealAndEncode, type LedgerEntry } from './chain';
 import { type EventStore, WrongExpectedRevisionError } from './eventStore';
+import type { ColdRead, StateWrite } from './journal';
 import type { LedgerModel, Rejection } from './model';
 import type { SnapshotStore } from './snapshotStore';
+import type { StateHead, StateTier } from './stateTier';
 
 export const LEDGER_STREAM = 'ledger';
 
@@ -15,6 +17,13 @@ interface Pending<C> {
 }
 
 export interface LedgerWriterOptions {
+  /**
+   * Keeps the decision state in this store, in step with every append, and only the keys used lately in
+   * memory (`hotKeys` per map): memory then follows what deciding needs, not the ledger's length, and no
+   * snapshot is taken. `lockStream` is the event store's append lock (PostgreSQL), used once to store a
+   * state built in memory.
+   */
+  tier?: { state: StateTier; hotKeys?: number; lockStream(trx: import('kysely').Kysely<any>): Promise<number> };
   snapshots?: SnapshotStore;
   snapshotEvery?: number;
   maxBatch?: number;
@@ -24,6 +33,8 @@ export interface LedgerWriterOptions {
 }
 
 const MAX_CONFLICT_RETRIES = 50;
+const DEFAULT_HOT_KEYS = 20_000;
+const CATCH_UP_PAGE = 1000;
 const MAX_STORE_RETRIES = 3;
 
 /**
@@ -58,13 +69,26 @@ export class LedgerWriter<S, C> {
     return { seq: this.headSeq, hash: this.headHash };
   }
 
-  /** Read-only access for queries that must agree with the head (e.g. authentication of a citizen). */
-  view<T>(read: (state: S) => T): T {
-    return read(this.state);
+  /**
+   * Read-only access for queries that must agree with the head (e.g. authentication of a citizen). A key
+   * the tiered state does not hold in memory is loaded and the read runs again.
+   */
+  async read<T>(read: (state: S) => T): Promise<T> {
+    const journal = this.model.journal(this.state);
+    for (;;) {
+      const { result, cold } = journal.probing(() => read(this.state));
+      if (cold.length === 0) return result;
+      await this.turn(() => this.load(cold));
+    }
   }
 
-  /** Loads the newest snapshot, then reads only the tail of the ledger. */
+  /** Loads the newest snapshot (or the tiered state's head), then reads only the tail of the ledger. */
   async start(): Promise<void> {
+    if (this.options.tier) return this.startTiered(this.options.tier);
+    await this.startInMemory();
+  }
+
+  private async startInMemory(): Promise<void> {
     const snapshot = await this.options.snapshots?.load(LEDGER_STREAM);
     if (snapshot && snapshot.version === this.model.snapshotVersion && (await this.storeHas(snapshot.seq, snapshot.hash))) {
       this.state = this.model.restore(snapshot.state);
@@ -75,7 +99,7 @@ export class LedgerWriter<S, C> {
     } else if (snapshot) {
       this.options.log?.warn({ seq: snapshot.seq }, 'snapshot ignored: another version, or the event store does not hold its head');
     }
-    await this.catchUp();
+    await this.catchUpInMemory();
   }
 
   /** A snapshot is only good for the store it was taken from: its head must be stored there. */
@@ -100,9 +124,70 @@ export class LedgerWriter<S, C> {
     return run;
   }
 
-  private async catchUp(): Promise<void> {
+  /**
+   * A ledger kept before its state was tiered has none stored: it is built in memory once, as before
+   * (from the snapshot and the tail), stored whole, and dropped from memory.
+   */
+  private async startTiered(tier: NonNullable<LedgerWriterOptions['tier']>): Promise<void> {
+    const journal = this.model.journal(this.state);
     for (;;) {
-      const batch = await this.store.readForward(LEDGER_STREAM, this.headSeq + 1, 1000);
+      const stored = await tier.state.head(this.model.snapshotVersion);
+      if (stored && (await this.storeHas(stored.seq, stored.hash))) {
+        this.moveHead(stored);
+        break;
+      }
+      if (stored) this.options.log?.warn({ seq: stored.seq }, 'stored decision state ignored: the event store does not hold its head');
+      this.state = this.model.initialState();
+      this.headSeq = -1;
+      this.headHash = GENESIS_HASH;
+      this.headAt = 0;
+      await this.startInMemory();
+      const all = function* (maps: ReturnType<typeof journal.allMaps>): Iterable<StateWrite> {
+        for (const map of maps) for (const [key, value] of map.entries()) yield { map: map.name, key: String(key), value };
+      };
+      const head = { seq: this.headSeq, hash: this.headHash, at: this.headAt };
+      if (await tier.state.replaceAll(all(this.model.journal(this.state).allMaps()), head, this.model.snapshotVersion, tier.lockStream)) break;
+    }
+    const tiered = this.model.journal(this.state);
+    tiered.forgetAll();
+    tiered.tiered = true;
+    await this.catchUp();
+  }
+
+  private moveHead(head: StateHead): void {
+    this.headSeq = head.seq;
+    this.headHash = head.hash;
+    this.headAt = Math.max(this.headAt, head.at);
+  }
+
+  /** Between batches only: a batch's writes stay in memory until it is committed or rolled back. */
+  private evict(): void {
+    if (this.options.tier) this.model.journal(this.state).evict(this.options.tier.hotKeys ?? DEFAULT_HOT_KEYS);
+  }
+
+  /** Loads cold keys into memory (as they are stored: committed state). */
+  private async load(keys: ColdRead[]): Promise<void> {
+    const tier = this.options.tier;
+    if (!tier) throw new Error('a decision-state key is cold, but the state is not tiered');
+    const journal = this.model.journal(this.state);
+    const wanted = new Map<string, { map: string; key: string }>();
+    for (const { map, key } of keys) wanted.set(`${map}\u0000${key}`, { map, key });
+    const found = await tier.state.load([...wanted.values()]);
+    for (const row of found) {
+      journal.map(row.map)?.fill(row.key, row.value);
+      wanted.delete(`${row.map}\u0000${row.key}`);
+    }
+    for (const { map, key } of wanted.values()) journal.map(map)?.fill(key, undefined);
+  }
+
+  private async catchUp(): Promise<void> {
+    if (this.options.tier) return this.catchUpTiered(this.options.tier.state);
+    return this.catchUpInMemory();
+  }
+
+  private async catchUpInMemory(): Promise<void> {
+    for (;;) {
+      const batch = await this.store.readForward(LEDGER_STREAM, this.headSeq + 1, CATCH_UP_PAGE);
       for (const stored of batch) {
         const entry = JSON.parse(stored.data) as LedgerEntry;
         this.model.evolve(this.state, entry);
@@ -110,7 +195,50 @@ export class LedgerWriter<S, C> {
         this.headHash = entry.hash;
         this.headAt = Math.max(this.headAt, entry.at);
       }
-      if (batch.length < 1000) return;
+      if (batch.length < CATCH_UP_PAGE) return;
+    }
+  }
+
+  /**
+   * Other writers stored their state with their entries: when the stored head moved, what memory holds may
+   * be stale and is dropped. Entries stored without a writer (none normally) are evolved here and stored.
+   */
+  private async catchUpTiered(tier: StateTier): Promise<void> {
+    const journal = this.model.journal(this.state);
+    const stored = await tier.head(this.model.snapshotVersion);
+    if (stored && stored.seq > this.headSeq) {
+      journal.forgetAll();
+      this.moveHead(stored);
+    }
+    for (;;) {
+      const batch = await this.store.readForward(LEDGER_STREAM, this.headSeq + 1, CATCH_UP_PAGE);
+      if (batch.length === 0) return;
+      const entries = batch.map((stored) => JSON.parse(stored.data) as LedgerEntry);
+      for (;;) {
+        journal.begin();
+        let cold: ColdRead[];
+        try {
+          ({ cold } = journal.probing(() => entries.forEach((entry) => this.model.evolve(this.state, entry))));
+        } catch (error) {
+          journal.rollback();
+          throw error;
+        }
+        if (cold.length === 0) break;
+        journal.rollback();
+        await this.load(cold);
+      }
+      const last = entries[entries.length - 1]!;
+      const head = { seq: last.seq, hash: last.hash, at: Math.max(this.headAt, ...entries.map((e) => e.at)) };
+      if (await tier.advance(journal.writes(), this.headSeq, head)) {
+        journal.commit();
+        this.moveHead(head);
+      } else {
+        // Another process stored these first.
+        journal.rollback();
+        journal.forgetAll();
+        const now = await tier.head(this.model.snapshotVersion);
+        if (now) this.moveHead(now);
+      }
     }
   }
 
@@ -136,42 +264,24 @@ export class LedgerWriter<S, C> {
   private async commitBatch(batch: Pending<C>[]): Promise<void> {
     const journal = this.model.journal(this.state);
     for (let attempt = 0; ; attempt++) {
-      journal.begin();
-      const outcomes: CommandOutcome[] = [];
-      const entries: LedgerEntry[] = [];
-      const encoded: string[] = [];
-      let prev = this.headHash;
-      let at = Math.max(this.now(), this.headAt);
+      let decided: Decided;
       try {
-        for (const pending of batch) {
-          const decision = this.model.decide(pending.command, this.state, at);
-          if (!decision.ok) {
-            outcomes.push(decision);
-            continue;
-          }
-          const mine: LedgerEntry[] = [];
-          for (const event of decision.events) {
-            const { entry, bytes } = sealAndEncode(prev, { seq: this.headSeq + 1 + entries.length, type: event.type, at, actor: event.actor, data: event.data });
-            this.model.evolve(this.state, entry);
-            entries.push(entry);
-            encoded.push(bytes);
-            mine.push(entry);
-            prev = entry.hash;
-          }
-          outcomes.push({ ok: true, entries: mine });
-        }
+        decided = await this.decideAll(batch);
       } catch (error) {
-        journal.rollback();
         for (const pending of batch) pending.reject(error);
         return;
       }
+      const { outcomes, entries, encoded, at } = decided;
       if (entries.length === 0) {
         journal.commit();
+        this.evict();
         batch.forEach((pending, i) => pending.resolve(outcomes[i]!));
         return;
       }
+      const last = entries[entries.length - 1]!;
+      const head = { seq: last.seq, hash: last.hash, at };
       try {
-        await this.appendWithRetry(entries, encoded);
+        await this.appendWithRetry(entries, encoded, journal.writes(), head);
       } catch (error) {
         journal.rollback();
         if (error instanceof WrongExpectedRevisionError && attempt < MAX_CONFLICT_RETRIES) {
@@ -188,10 +298,8 @@ export class LedgerWriter<S, C> {
         return;
       }
       journal.commit();
-      const last = entries[entries.length - 1]!;
-      this.headSeq = last.seq;
-      this.headHash = last.hash;
-      this.headAt = at;
+      this.moveHead(head);
+      this.evict();
       this.options.onBatch?.(batch.length, entries.length);
       batch.forEach((pending, i) => pending.resolve(outcomes[i]!));
       this.maybeSnapshot();
@@ -199,13 +307,64 @@ export class LedgerWriter<S, C> {
     }
   }
 
+  /**
+   * Decides every command in order against the head, evolving the state in place under the journal (left
+   * open: the caller commits or rolls back). Keys not in memory read as absent and are noted; if any were,
+   * the pass is rolled back, they are loaded in one query, and the batch is decided again, until a pass
+   * reads only what memory holds.
+   */
+  private async decideAll(batch: Pending<C>[]): Promise<Decided> {
+    const journal = this.model.journal(this.state);
+    for (;;) {
+      journal.begin();
+      let pass: { result: Decided; cold: ColdRead[] };
+      try {
+        pass = journal.probing(() => this.decidePass(batch));
+      } catch (error) {
+        journal.rollback();
+        throw error;
+      }
+      if (pass.cold.length === 0) return pass.result;
+      journal.rollback();
+      await this.load(pass.cold);
+    }
+  }
+
+  private decidePass(batch: Pending<C>[]): Decided {
+    const outcomes: CommandOutcome[] = [];
+    const entries: LedgerEntry[] = [];
+    const encoded: string[] = [];
+    let prev = this.headHash;
+    const at = Math.max(this.now(), this.headAt);
+    for (const pending of batch) {
+      const decision = this.model.decide(pending.command, this.state, at);
+      if (!decision.ok) {
+        outcomes.push(decision);
+        continue;
+      }
+      const mine: LedgerEntry[] = [];
+      for (const event of decision.events) {
+        const { entry, bytes } = sealAndEncode(prev, { seq: this.headSeq + 1 + entries.length, type: event.type, at, actor: event.actor, data: event.data });
+        this.model.evolve(this.state, entry);
+        entries.push(entry);
+        encoded.push(bytes);
+        mine.push(entry);
+        prev = entry.hash;
+      }
+      outcomes.push({ ok: true, entries: mine });
+    }
+    return { outcomes, entries, encoded, at };
+  }
+
   /** An ambiguous store error is retried with the same event ids, so an append that did land is not doubled. */
-  private async appendWithRetry(entries: LedgerEntry[], encoded: string[]): Promise<void> {
+  private async appendWithRetry(entries: LedgerEntry[], encoded: string[], writes: StateWrite[], head: StateHead): Promise<void> {
     const events = entries.map((entry, i) => ({ id: randomUUID(), type: entry.type, data: encoded[i]! }));
     const expected = this.headSeq === -1 ? 'no_stream' : this.headSeq;
+    const tier = this.options.tier?.state;
+    const options = tier ? { alongside: (trx: import('kysely').Kysely<any>) => tier.writeIn(trx, writes, head) } : {};
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.store.append(LEDGER_STREAM, events, expected);
+        await this.store.append(LEDGER_STREAM, events, expected, options);
         return;
       } catch (error) {
         if (error instanceof WrongExpectedRevisionError || attempt >= MAX_STORE_RETRIES) throw error;
@@ -216,6 +375,7 @@ export class LedgerWriter<S, C> {
   }
 
   private maybeSnapshot(): void {
+    if (this.options.tier) return;
     const every = this.options.snapshotEvery ?? 1000;
     const snapshots = this.options.snapshots;
     if (!snapshots || this.snapshotting || this.headSeq - this.lastSnapshotSeq < every) return;
@@ -238,7 +398,7 @@ export class LedgerWriter<S, C> {
 
   /** Writes a snapshot now (on shutdown, so the next start reads less). */
   async saveSnapshot(): Promise<void> {
-    if (!this.options.snapshots || this.headSeq < 0 || this.headSeq === this.lastSnapshotSeq) return;
+    if (this.options.tier || !this.options.snapshots || this.headSeq < 0 || this.headSeq === this.lastSnapshotSeq) return;
     await this.options.snapshots.save({
       name: LEDGER_STREAM,
       version: this.model.snapshotVersion,
@@ -249,6 +409,13 @@ export class LedgerWriter<S, C> {
     });
     this.lastSnapshotSeq = this.headSeq;
   }
+}
+
+interface Decided {
+  outcomes: CommandOutcome[];
+  entries: LedgerEntry[];
+  encoded: string[];
+  at: number;
 }
 
 function backoff(attempt: number): Promise<void> {

@@ -1,8 +1,9 @@
 // The pure part of the ledger: what a decider returns and the journal its state is kept in. libs/domain
 // imports only this entry (`@svc/ledger/model`), never the barrel, which loads the event-store adapters.
 import type { LedgerEntry } from './chain';
+import type { Journal } from './journal';
 
-export { Journal, JournaledMap } from './journal';
+export { ColdKey, Journal, JournaledMap, type ColdRead } from './journal';
 export type { LedgerEntry } from './chain';
 
 /** What a decider emits; the writer gives it its seq, time, prev and hash. */
@@ -29,7 +30,7 @@ export interface LedgerModel<S, C> {
   /** Applies an entry; writes go through the state's journal so a batch can be rolled back. */
   evolve(state: S, entry: LedgerEntry): void;
   decide(command: C, state: S, now: number): Decision;
-  journal(state: S): { begin(): void; commit(): void; rollback(): void };
+  journal(state: S): Journal;
   snapshot(state: S): unknown;
   restore(json: unknown): S;
 }

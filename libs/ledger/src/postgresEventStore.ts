@@ -1,7 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import { execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
+import { PostgresStateTier } from './stateTier';
 import {
+  type AppendOptions,
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
@@ -58,6 +60,15 @@ const migrations: Migration[] = [
            for each statement execute function ${schema}.mark_truncate()`,
       ]),
   },
+  {
+    // The ledger writer's decision state beyond what it keeps in memory (stateTier.ts).
+    name: '003_decision_state',
+    up: (db, schema) =>
+      execAll(db, [
+        `create table ${schema}.decision_state (map text not null, key text not null, value text not null, primary key (map, key))`,
+        `create table ${schema}.decision_state_head (stream text primary key, seq bigint not null, hash text not null, at bigint not null, version integer not null)`,
+      ]),
+  },
 ];
 
 /** The event store on PostgreSQL (a server through `pg`, or PGlite). */
@@ -88,10 +99,9 @@ export class PostgresEventStore implements EventStore {
     return `${this.schema}.events`;
   }
 
-  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  async append(stream: string, events: NewEvent[], expected: ExpectedRevision, options: AppendOptions = {}): Promise<AppendResult> {
     const result = await this.database.db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(hashtext(${'es:' + stream}))`.execute(trx);
-      const head = await this.headIn(trx, stream);
+      const head = await this.lockStream(trx, stream);
       const ok = expected === 'any' || (expected === 'no_stream' ? head === -1 : head === expected);
       if (!ok) {
         // Only a writer that is behind gets here, so the idempotency check costs nothing on the happy path.
@@ -117,6 +127,7 @@ export class PostgresEventStore implements EventStore {
         await trx.insertInto(this.events).values(rows).execute();
       }
       const nextRevision = head + events.length;
+      await options.alongside?.(trx);
       if (events.length > 0) await sql`select pg_notify(${CHANNEL}, ${`${stream}:${nextRevision}`})`.execute(trx);
       return { nextRevision, duplicate: false };
     });
@@ -134,6 +145,17 @@ export class PostgresEventStore implements EventStore {
       .limit(maxCount)
       .execute();
     return rows.map((r) => ({ id: r.event_id, stream, revision: Number(r.revision), type: r.type, data: r.data }));
+  }
+
+  /** Takes the stream's append lock for the rest of `trx` and reads its head: no append lands until it ends. */
+  async lockStream(trx: SqlDatabase['db'], stream: string): Promise<number> {
+    await sql`select pg_advisory_xact_lock(hashtext(${'es:' + stream}))`.execute(trx);
+    return this.headIn(trx, stream);
+  }
+
+  /** The writer's cold decision state, kept in this database so that it is written in the append's transaction. */
+  stateTier(stream: string): PostgresStateTier {
+    return new PostgresStateTier(this.database.db, this.schema, stream);
   }
 
   headRevision(stream: string): Promise<number> {

@@ -4,7 +4,7 @@ import { createBus, type Bus } from '@svc/bus';
 import { ActionPipeline, DeployLookupTable, SolanaChain, keypairFromSecret, rememberProgramAddresses } from '@svc/chain';
 import type { Config } from '@svc/config';
 import { isReservedHandle, ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
-import { Attestor, HeadReader, LEDGER_STREAM, LedgerWriter, SnapshotStore, type EventStore } from '@svc/ledger';
+import { Attestor, HeadReader, LEDGER_STREAM, LedgerWriter, PostgresEventStore, SnapshotStore, type EventStore } from '@svc/ledger';
 import type { SqlDatabase } from '@svc/readmodel';
 import { ChainOutbox, DoorbellStore, MediaStore, ServiceWallets, Vault, loadMasterKey } from '@svc/vault';
 import { openStorage } from './storage';
@@ -80,6 +80,12 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
   try {
     snapshots = await new SnapshotStore(database).init();
     writer = new LedgerWriter(store, ledgerModel, {
+      // With PostgreSQL the decision state lives in the event store's database, written by every append;
+      // EventStoreDB has no transaction to share, so its writer keeps the whole state and snapshots it.
+      tier:
+        store instanceof PostgresEventStore
+          ? { state: store.stateTier(LEDGER_STREAM), hotKeys: config.stateHotKeys, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) }
+          : undefined,
       snapshots,
       snapshotEvery: config.snapshotEvery,
       log,
@@ -104,7 +110,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
   const bus = openBus(config, log);
   // The treasury's key is kept once, as a service wallet: @treasury's actions are signed with it.
   const treasurySecret = async (agentId: string): Promise<Uint8Array | undefined> => {
-    const citizen = writer.view((state) => state.citizens.byId.get(agentId));
+    const citizen = await writer.read((state) => state.citizens.byId.get(agentId));
     if (!citizen || citizen.custody !== 'service' || !isReservedHandle(citizen.handle)) return undefined;
     const treasury = await serviceWallets.wallet(TREASURY_WALLET);
     return treasury.publicKey === citizen.wallet ? treasury.secretKey : undefined;

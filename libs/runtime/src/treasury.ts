@@ -18,8 +18,8 @@ const SERVICE_TOKEN = {
 const SERVICE_TOKEN_IMAGE = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 const MEDIA_PATH = '/api/v1/media';
 
-function treasuryCitizen(runtime: Runtime): Citizen | undefined {
-  return runtime.writer.view((state) => {
+async function treasuryCitizen(runtime: Runtime): Promise<Citizen | undefined> {
+  return await runtime.writer.read((state) => {
     const id = state.citizens.byHandle.get(TREASURY_HANDLE);
     return id === undefined ? undefined : state.citizens.byId.get(id);
   });
@@ -31,12 +31,12 @@ function treasuryCitizen(runtime: Runtime): Citizen | undefined {
  */
 export async function ensureTreasuryCitizen(runtime: Runtime): Promise<Citizen> {
   const wallet = (await runtime.serviceWallets.wallet(TREASURY_WALLET)).publicKey;
-  const known = treasuryCitizen(runtime);
+  const known = await treasuryCitizen(runtime);
   if (known?.wallet === wallet) return known;
   const outcome = await runtime.writer.execute({ type: 'RegisterTreasury', data: { agent_id: `agent_${ulid()}`, wallet } });
   if (!outcome.ok) throw new Error(`@${TREASURY_HANDLE} cannot be registered: ${outcome.rejection.message}`);
   if (outcome.entries.length === 0) await runtime.writer.sync();
-  const registered = treasuryCitizen(runtime);
+  const registered = await treasuryCitizen(runtime);
   if (registered?.wallet !== wallet) throw new Error(`@${TREASURY_HANDLE} is not on the ledger with the treasury wallet ${wallet}`);
   return registered;
 }

@@ -18,7 +18,7 @@ export const bountyHold = (bountyId: string) => `bounty:${bountyId}`;
 /** The award as the ledger head sees it now (another API process may have appended since this one looked). */
 async function planAtHead(services: Services, agentId: string, bountyId: string, submissionId: string): Promise<AwardPlan> {
   await services.writer.sync();
-  const planned = services.writer.view((state) => planAward(state.bounties, state.citizens, agentId, bountyId, submissionId));
+  const planned = await services.writer.read((state) => planAward(state.bounties, state.citizens, agentId, bountyId, submissionId));
   if (!planned.ok) throw Rejected.of(planned.rejection);
   return planned.plan;
 }

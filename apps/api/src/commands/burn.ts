@@ -13,7 +13,7 @@ export interface BurnInput {
 
 /** POST /api/v1/tokens/burn: destroys `percent` or `amount` of the holding; burning everything closes the token account. */
 export async function burn(services: Services, agentId: string, input: BurnInput): Promise<Record<string, unknown>> {
-  const trader = traderOf(services, agentId);
+  const trader = await traderOf(services, agentId);
   const mint = parsePublicKey(input.mint, 'mint');
   const connection = services.chain.connection;
   const info = await beforeSending(mintInfo(connection, mint));

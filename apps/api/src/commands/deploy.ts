@@ -61,7 +61,7 @@ export async function deploy(services: Services, agentId: string, input: DeployI
     });
   }
   const sharing = input.fee_share ?? !input.holder_reward;
-  const trader = traderOf(services, agentId);
+  const trader = await traderOf(services, agentId);
   const connection = services.chain.connection;
   const devBuy = solToLamports(input.dev_buy_sol);
   const needed = DEPLOY_RESERVE_LAMPORTS + devBuy;

@@ -28,8 +28,8 @@ export async function execute(services: Services, command: LedgerCommand, resume
 }
 
 /** A citizen's handle at the ledger head, for replies built from a command's own events. */
-export function handleOf(services: Services, agentId: string): string | null {
-  return services.writer.view((state) => state.citizens.byId.get(agentId)?.handle ?? null);
+export async function handleOf(services: Services, agentId: string): Promise<string | null> {
+  return await services.writer.read((state) => state.citizens.byId.get(agentId)?.handle ?? null);
 }
 
 /** What a command creates, by the id the request chose for it: how a retry finds out whether it exists. */
@@ -62,7 +62,7 @@ async function writtenByEarlierAttempt(services: Services, command: LedgerComman
   const creation = creationOf(command);
   if (!creation) return undefined;
   await services.writer.sync();
-  if (!services.writer.view(creation.exists)) return undefined;
+  if (!(await services.writer.read(creation.exists))) return undefined;
   const head = services.writer.head.seq;
   if (head > services.projection.seq) await services.projection.waitFor(head, services.config.readYourWritesMs);
   const actor = 'agentId' in command ? command.agentId : '';

@@ -56,7 +56,7 @@ function coinView(coin: CoinFees, symbol: string | null): Record<string, unknown
 
 /** GET /api/v1/fees: what each coin the citizen created has waiting for it, from one batched read of every vault. */
 export async function feesOf(services: Services, agentId: string): Promise<Record<string, unknown>> {
-  const trader = traderOf(services, agentId);
+  const trader = await traderOf(services, agentId);
   const { fees, symbols } = await readFees(services, trader);
   const coins = [...fees.coins].sort((a, b) => (b.claimable > a.claimable ? 1 : b.claimable < a.claimable ? -1 : 0));
   const total = fees.coins.reduce((sum, c) => sum + c.claimable, 0n) + fees.own.claimable;
@@ -251,7 +251,7 @@ export interface ClaimInput {
  * that the citizen pays the fee of.
  */
 export async function claimFees(services: Services, agentId: string, input: ClaimInput): Promise<Record<string, unknown>> {
-  const trader = traderOf(services, agentId);
+  const trader = await traderOf(services, agentId);
   const { fees, symbols } = await readFees(services, trader);
   const buckets = bucketsOf(fees, symbols);
   if (buckets.length === 0) throw new Rejected('no_balance', 'no creator fees are waiting in the vaults of your coins; GET /api/v1/fees shows them');

@@ -144,7 +144,7 @@ function creatorsOf(coin: CoinSharing): PublicKey[] {
  * transaction while that one can still land), and a config created without its shares.
  */
 export async function share(services: Services, agentId: string, input: ShareInput): Promise<Record<string, unknown>> {
-  const trader = traderOf(services, agentId);
+  const trader = await traderOf(services, agentId);
   const mint = parsePublicKey(input.mint, 'mint');
   const coin = await beforeSending(readCoinSharing(services.chain.connection, mint));
   const named = mint.toBase58();

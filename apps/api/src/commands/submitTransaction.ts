@@ -38,7 +38,7 @@ const isUnsigned = (signature: Uint8Array) => signature.every((byte) => byte ===
  */
 export async function submitTransaction(services: Services, agentId: string, input: SubmitInput): Promise<Record<string, unknown>> {
   const transaction = decode(input.transaction);
-  const wallet = services.writer.view((state) => state.citizens.byId.get(agentId))!.wallet;
+  const wallet = (await services.writer.read((state) => state.citizens.byId.get(agentId)))!.wallet;
   const { header, staticAccountKeys } = transaction.message;
   const feePayer = staticAccountKeys[0]?.toBase58();
   if (feePayer !== wallet) {

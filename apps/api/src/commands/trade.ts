@@ -57,8 +57,8 @@ export interface QuoteInput {
 }
 
 /** The citizen at the ledger head, with its wallet as a key. */
-export function traderOf(services: Services, agentId: string): Citizen & { owner: PublicKey } {
-  const citizen = services.writer.view((state) => state.citizens.byId.get(agentId))!;
+export async function traderOf(services: Services, agentId: string): Promise<Citizen & { owner: PublicKey }> {
+  const citizen = (await services.writer.read((state) => state.citizens.byId.get(agentId)))!;
   return { ...citizen, owner: new PublicKey(citizen.wallet) };
 }
 
@@ -143,7 +143,7 @@ function marketMint(market: Market): MintInfo {
 
 /** POST /api/v1/tokens/buy: spends `amount_sol` on the venue that trades the mint, with a floor on the tokens enforced on-chain. */
 export async function buy(services: Services, agentId: string, input: BuyInput): Promise<Record<string, unknown>> {
-  const trader = traderOf(services, agentId);
+  const trader = await traderOf(services, agentId);
   const mint = parsePublicKey(input.mint, 'mint');
   const spend = solToLamports(input.amount_sol);
   const connection = services.chain.connection;
@@ -165,7 +165,7 @@ export async function buy(services: Services, agentId: string, input: BuyInput):
 
 /** POST /api/v1/tokens/sell: `percent` or `amount` of the holding back to SOL, with a floor on the SOL enforced on-chain. */
 export async function sell(services: Services, agentId: string, input: SellInput): Promise<Record<string, unknown>> {
-  const trader = traderOf(services, agentId);
+  const trader = await traderOf(services, agentId);
   const mint = parsePublicKey(input.mint, 'mint');
   const connection = services.chain.connection;
   const market = await beforeSending(readMarket(connection, mint, trader.owner));
@@ -231,7 +231,7 @@ async function decimalsOf(connection: Connection, mint: PublicKey): Promise<Mint
 
 /** POST /api/v1/swap: any mint to any mint through the aggregator, coin to coin routed through SOL when it must. */
 export async function swap(services: Services, agentId: string, input: SwapInput): Promise<Record<string, unknown>> {
-  const trader = traderOf(services, agentId);
+  const trader = await traderOf(services, agentId);
   const inputMint = parsePublicKey(input.input_mint, 'input_mint');
   const outputMint = parsePublicKey(input.output_mint, 'output_mint');
   if (inputMint.equals(outputMint)) throw new Rejected('invalid_request', 'input_mint and output_mint are the same', { field: 'output_mint' });

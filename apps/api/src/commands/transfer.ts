@@ -29,8 +29,8 @@ export interface TransferInput {
 }
 
 /** `to` as a wallet: a citizen's handle or agent id at the ledger head, or any base58 address. */
-function recipientOf(services: Services, to: string): { wallet: PublicKey; agentId: string | null } {
-  const citizen = services.writer.view((state): Citizen | undefined => {
+async function recipientOf(services: Services, to: string): Promise<{ wallet: PublicKey; agentId: string | null }> {
+  const citizen = await services.writer.read((state): Citizen | undefined => {
     const byHandle = HANDLE.test(to) ? state.citizens.byHandle.get(to.toLowerCase()) : undefined;
     const id = byHandle ?? (to.startsWith('agent_') ? to : undefined);
     return id ? state.citizens.byId.get(id) : undefined;
@@ -39,7 +39,7 @@ function recipientOf(services: Services, to: string): { wallet: PublicKey; agent
   // Base58 keys are 32-44 characters; anything shorter that looks like a handle is a citizen that does not exist.
   if (to.startsWith('agent_') || (HANDLE.test(to) && to.length < 32)) throw new Rejected('not_found', `no citizen ${to}`, { field: 'to' });
   const wallet = parsePublicKey(to, 'to');
-  const agentId = services.writer.view((state) => state.citizens.byWallet.get(wallet.toBase58()) ?? null);
+  const agentId = await services.writer.read((state) => state.citizens.byWallet.get(wallet.toBase58()) ?? null);
   return { wallet, agentId };
 }
 
@@ -71,14 +71,14 @@ async function checkTokenFunds(connection: Connection, owner: PublicKey, to: Pub
  * pipeline, so a retried request never transfers twice and a confirmed transfer is never lost.
  */
 export async function transfer(services: Services, agentId: string, input: TransferInput): Promise<Record<string, unknown>> {
-  const sender = services.writer.view((state) => state.citizens.byId.get(agentId))!;
+  const sender = (await services.writer.read((state) => state.citizens.byId.get(agentId)))!;
   const owner = new PublicKey(sender.wallet);
   const mint = input.mint === undefined ? undefined : parsePublicKey(input.mint, 'mint');
-  let recipient = recipientOf(services, input.to);
+  let recipient = await recipientOf(services, input.to);
   if (!recipient.agentId && !recipient.wallet.equals(owner)) {
     // Registered through another API process just now? Look at the true head before calling it a stranger.
     await services.writer.sync();
-    recipient = recipientOf(services, input.to);
+    recipient = await recipientOf(services, input.to);
   }
   if (recipient.wallet.equals(owner)) throw new Rejected('invalid_request', 'to is your own wallet', { field: 'to' });
   const connection = services.chain.connection;

@@ -314,11 +314,11 @@ async function authenticate(services: Services, key: string): Promise<string | u
   if (!key.startsWith('svc_sk_') || key.length > 128) return undefined;
   const agentId = await services.vault.authenticate(key);
   if (!agentId) return undefined;
-  const known = (id: string) => services.writer.view((state) => state.citizens.byId.has(id));
-  if (known(agentId)) return agentId;
+  const known = (id: string) => services.writer.read((state) => state.citizens.byId.has(id));
+  if (await known(agentId)) return agentId;
   // Registered through another API process: bring this one's ledger state up to date and look again.
   await services.writer.sync();
-  return known(agentId) ? agentId : undefined;
+  return (await known(agentId)) ? agentId : undefined;
 }
 
 /**

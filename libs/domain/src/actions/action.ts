@@ -48,7 +48,7 @@ export interface ActionsState {
 }
 
 export function initialActions(journal: Journal): ActionsState {
-  return { bySignature: new JournaledMap(journal) };
+  return { bySignature: new JournaledMap(journal, 'actions.bySignature') };
 }
 
 export function evolveActions(state: ActionsState, event: ActionEvent & Pick<LedgerEntry, 'seq'>): void {
@@ -68,5 +68,5 @@ export function snapshotActions(state: ActionsState): unknown {
 }
 
 export function restoreActions(journal: Journal, json: unknown): ActionsState {
-  return { bySignature: new JournaledMap(journal, (json as { bySignature: Array<[string, number]> }).bySignature) };
+  return { bySignature: new JournaledMap(journal, 'actions.bySignature', (json as { bySignature: Array<[string, number]> }).bySignature) };
 }

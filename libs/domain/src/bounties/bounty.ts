@@ -46,7 +46,7 @@ export interface BountiesState {
 }
 
 export function initialBounties(journal: Journal): BountiesState {
-  return { byId: new JournaledMap(journal), submissions: new JournaledMap(journal) };
+  return { byId: new JournaledMap(journal, 'bounties.byId'), submissions: new JournaledMap(journal, 'bounties.submissions') };
 }
 
 export function evolveBounties(state: BountiesState, caps: CapsState, event: BountyEvent & Pick<LedgerEntry, 'at'>): void {
@@ -76,5 +76,5 @@ export function snapshotBounties(state: BountiesState): unknown {
 
 export function restoreBounties(journal: Journal, json: unknown): BountiesState {
   const { byId, submissions } = json as { byId: Array<[string, BountyFacts]>; submissions: Array<[string, { bounty: string; submitter: string }]> };
-  return { byId: new JournaledMap(journal, byId), submissions: new JournaledMap(journal, submissions) };
+  return { byId: new JournaledMap(journal, 'bounties.byId', byId), submissions: new JournaledMap(journal, 'bounties.submissions', submissions) };
 }

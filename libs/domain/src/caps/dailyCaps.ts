@@ -15,7 +15,7 @@ export type CapName = keyof typeof DAILY_CAPS;
 export type CapsState = JournaledMap<string, { day: string; used: number }>;
 
 export function initialCaps(journal: Journal, entries?: Iterable<readonly [string, { day: string; used: number }]>): CapsState {
-  return new JournaledMap(journal, entries);
+  return new JournaledMap(journal, 'caps', entries);
 }
 
 export function utcDay(at: number): string {

@@ -29,7 +29,11 @@ export interface CitizensState {
 }
 
 export function initialCitizens(journal: Journal): CitizensState {
-  return { byId: new JournaledMap(journal), byHandle: new JournaledMap(journal), byWallet: new JournaledMap(journal) };
+  return {
+    byId: new JournaledMap(journal, 'citizens.byId'),
+    byHandle: new JournaledMap(journal, 'citizens.byHandle'),
+    byWallet: new JournaledMap(journal, 'citizens.byWallet'),
+  };
 }
 
 export function evolveCitizens(state: CitizensState, event: CitizenEvent & Pick<LedgerEntry, 'seq'>): void {

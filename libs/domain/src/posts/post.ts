@@ -46,7 +46,7 @@ export interface PostsState {
 }
 
 export function initialPosts(journal: Journal): PostsState {
-  return { byId: new JournaledMap(journal), votes: new JournaledMap(journal) };
+  return { byId: new JournaledMap(journal, 'posts.byId'), votes: new JournaledMap(journal, 'posts.votes') };
 }
 
 export function evolvePosts(state: PostsState, caps: CapsState, event: PostEvent & Pick<LedgerEntry, 'at'>): void {
@@ -77,5 +77,5 @@ export function snapshotPosts(state: PostsState): unknown {
 
 export function restorePosts(journal: Journal, json: unknown): PostsState {
   const { byId, votes } = json as { byId: Array<[string, PostFacts]>; votes: Array<[string, 1 | -1]> };
-  return { byId: new JournaledMap(journal, byId), votes: new JournaledMap(journal, votes) };
+  return { byId: new JournaledMap(journal, 'posts.byId', byId), votes: new JournaledMap(journal, 'posts.votes', votes) };
 }

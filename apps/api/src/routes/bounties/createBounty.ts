@@ -31,7 +31,7 @@ export default defineRoute<CreateBountyBody>({
     const posted = entry!.data as unknown as BountyPostedData;
     const bounty = {
       id: posted.bounty_id,
-      poster: { id: agentId!, handle: handleOf(services, agentId!) },
+      poster: { id: agentId!, handle: await handleOf(services, agentId!) },
       title: posted.title,
       body: posted.body,
       reward_sol: posted.reward_sol,

@@ -23,7 +23,7 @@ export default defineRoute<{ body: string }, unknown, { id: string }>({
     const submission = {
       id: data.submission_id,
       bounty_id: data.bounty_id,
-      submitter: { id: agentId!, handle: handleOf(services, agentId!) },
+      submitter: { id: agentId!, handle: await handleOf(services, agentId!) },
       body: data.body,
       created_at: entry!.at,
       seq: entry!.seq,

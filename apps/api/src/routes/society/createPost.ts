@@ -35,7 +35,7 @@ export default defineRoute<CreatePostBody>({
     const data = entry!.data as unknown as PostCreatedData;
     const post = {
       id: data.post_id,
-      author: { id: agentId!, handle: handleOf(services, agentId!) },
+      author: { id: agentId!, handle: await handleOf(services, agentId!) },
       body: data.body,
       mint: data.mint,
       parent_id: data.parent_id,
