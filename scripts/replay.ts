@@ -1,8 +1,10 @@
 import { SingleBar, Presets } from 'cli-progress';
 import { loadConfig } from '@svc/config';
 import { LEDGER_STREAM } from '@svc/ledger';
-import { projections, rebuildReadModels } from '@svc/projections';
+import { REBUILD_BATCH, projections, rebuildReadModels, type RebuildPhase } from '@svc/projections';
 import { openBus, openStorage } from '@svc/runtime';
+
+const PHASES: Record<RebuildPhase, string> = { load: 'loading', index: 'indexing', tail: 'catching up', swap: 'swapping' };
 
 /**
  * `npm run replay`: rebuilds every read model from seq 0, side by side with the live ones, and swaps
@@ -14,8 +16,8 @@ async function main(): Promise<void> {
   const { database, store } = storage;
   const bus = openBus(config);
   const head = await store.headRevision(LEDGER_STREAM);
-  const bar = new SingleBar({ format: 'replay |{bar}| {percentage}% | seq {value}/{total} | {eta_formatted} left', etaBuffer: 50 }, Presets.shades_classic);
-  bar.start(head + 1, 0);
+  const bar = new SingleBar({ format: 'replay {phase} |{bar}| {percentage}% | seq {value}/{total} | {eta_formatted} left', etaBuffer: 50 }, Presets.shades_classic);
+  bar.start(head + 1, 0, { phase: PHASES.load });
   const started = Date.now();
   const at = await rebuildReadModels({
     database,
@@ -23,8 +25,9 @@ async function main(): Promise<void> {
     projections,
     schema: config.readModelSchema,
     bus,
-    batchSize: Math.max(config.projectorBatchSize, 1000),
+    batchSize: Math.max(config.projectorBatchSize, REBUILD_BATCH),
     onProgress: (seq) => bar.update(Math.min(seq + 1, head + 1)),
+    onPhase: (phase) => bar.update({ phase: PHASES[phase] }),
   });
   bar.update(head + 1);
   bar.stop();

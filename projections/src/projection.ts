@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { LedgerEntry } from '@svc/ledger';
 import type { Migration } from '@svc/readmodel';
 
@@ -6,6 +6,14 @@ import type { Migration } from '@svc/readmodel';
 export interface ProjectedEntry {
   entry: LedgerEntry;
   bytes: string;
+}
+
+export interface ApplyOptions {
+  /**
+   * A rebuild loading a fresh schema: figures derived from many rows (counts, karma) are left to `settle`,
+   * which the rebuild runs once after the last batch, instead of being recounted for every batch.
+   */
+  bulk?: boolean;
 }
 
 /** One read model: the events it cares about, how its rows change for a batch of them, and its migrations. */
@@ -18,14 +26,44 @@ export interface Projection {
    * Applies the entries of one batch that this projection handles, in seq order, inside the batch's
    * transaction. Must be idempotent: a batch replayed after a crash applies again to the same rows.
    */
-  apply(trx: Kysely<any>, schema: string, entries: ProjectedEntry[]): Promise<void>;
+  apply(trx: Kysely<any>, schema: string, entries: ProjectedEntry[], options?: ApplyOptions): Promise<void>;
+  /** Derives from the rows every figure that `apply` in bulk left out, to what batch by batch would have made them. */
+  settle?(trx: Kysely<any>, schema: string): Promise<void>;
 }
 
 export function handles(projection: Projection, type: string): boolean {
   return projection.canHandle === '*' || projection.canHandle.includes(type);
 }
 
-/** Splits rows for multi-row statements, well under PostgreSQL's 65535 parameters. */
-export function* chunks<T>(rows: T[], size = 1000): Iterable<T[]> {
-  for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
+export type ColumnType = 'text' | 'bigint' | 'integer' | 'smallint' | 'double precision' | 'boolean' | 'numeric' | 'jsonb';
+
+/** A JSON escape of a lone surrogate, or something that ends like one; rare enough to check for after the fact. */
+const LONE_SURROGATE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * One column's values as a JSON array. A lone surrogate becomes U+FFFD, as UTF-8 encoding a bound text
+ * parameter would make it, where PostgreSQL would refuse its JSON escape.
+ */
+function jsonArray(values: unknown[]): string {
+  const text = JSON.stringify(values);
+  if (!LONE_SURROGATE.test(text)) return text;
+  return JSON.stringify(values.map((v) => (typeof v === 'string' ? (v as string & { toWellFormed(): string }).toWellFormed() : v)));
+}
+
+/**
+ * Rows as a set for one statement, `(select ...) as <alias>`: each column travels as one JSON array parameter
+ * (serialized natively, unlike a driver's array literal) and `rows from` zips them back into rows, so a
+ * statement costs the same few parameters whatever the number of rows.
+ */
+export function unnestRows<R extends object>(rows: readonly R[], columns: { [K in keyof R]: ColumnType }, alias = 'r'): RawBuilder<unknown> {
+  const names = Object.keys(columns) as Array<keyof R & string>;
+  const sources = names.map((name) => sql`json_array_elements_text(${jsonArray(rows.map((row) => row[name] ?? null))}::json)`);
+  const casts = names.map((name) => `"${name}"::${columns[name]} as "${name}"`).join(', ');
+  return sql`(select ${sql.raw(casts)} from rows from (${sql.join(sources)}) as c(${sql.raw(names.map((name) => `"${name}"`).join(', '))})) as ${sql.raw(alias)}`;
+}
+
+/** `insert into <table> (<columns>) select ... from <rows>`, to be followed by its ON CONFLICT clause. */
+export function insertRows<R extends object>(table: string, rows: readonly R[], columns: { [K in keyof R]: ColumnType }): RawBuilder<unknown> {
+  const names = Object.keys(columns).join(', ');
+  return sql`insert into ${sql.raw(table)} (${sql.raw(names)}) select ${sql.raw(names)} from ${unnestRows(rows, columns)}`;
 }

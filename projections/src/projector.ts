@@ -43,6 +43,11 @@ export async function readCheckpoint(db: Kysely<any>, schema: string): Promise<n
   return row ? Number(row.seq) : -1;
 }
 
+/** Sets the checkpoint outright: for a rebuild's load, which nothing else writes to. */
+export async function writeCheckpoint(db: Kysely<any>, schema: string, seq: number): Promise<void> {
+  await db.updateTable(`${schema}.checkpoints`).set({ seq, updated_at: new Date() }).where('name', '=', CHECKPOINT).execute();
+}
+
 /**
  * Follows the ledger from its checkpoint and applies each batch of entries to every read model AND
  * moves the checkpoint in the same transaction, so a crash at any point replays a batch harmlessly.
@@ -108,16 +113,28 @@ export class Projector {
     }
   }
 
-  /** Projects until caught up with the head as it was when called; for replay and tests. */
+  /**
+   * Projects until caught up with the head as it was when called; for replay and tests. The next batch is
+   * read while this one is applied.
+   */
   async catchUp(onProgress?: (seq: number) => void): Promise<number> {
     const size = this.options.batchSize ?? 500;
+    const read = (from: number) => {
+      const reading = this.options.store.readForward(LEDGER_STREAM, from, size);
+      // Awaited below, unless applying the batch before it failed first.
+      reading.catch(() => undefined);
+      return reading;
+    };
+    let next = read(this.checkpoint + 1);
     for (;;) {
-      const batch = await this.options.store.readForward(LEDGER_STREAM, this.checkpoint + 1, size);
+      const batch = await next;
+      const full = batch.length === size;
+      if (full) next = read(batch[batch.length - 1]!.revision + 1);
       if (batch.length > 0) {
         await this.applyBatch(batch);
         onProgress?.(this.checkpoint);
       }
-      if (batch.length < size) return this.checkpoint;
+      if (!full) return this.checkpoint;
     }
   }
 

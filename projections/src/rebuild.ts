@@ -1,14 +1,118 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Bus } from '@svc/bus';
-import type { EventStore } from '@svc/ledger';
-import { quoteIdent, type SqlDatabase } from '@svc/readmodel';
-import type { Projection } from './projection';
-import { Projector } from './projector';
+import { LEDGER_STREAM, type EventStore, type LedgerEntry, type StoredEvent } from '@svc/ledger';
+import { migrate, quoteIdent, type SqlDatabase } from '@svc/readmodel';
+import { handles, type ProjectedEntry, type Projection } from './projection';
+import { Projector, readCheckpoint, readModelMigrations, writeCheckpoint } from './projector';
+
+/** Ledger entries per batch of a rebuild's load: enough that a batch's statements cost, not their round trips. */
+export const REBUILD_BATCH = 20_000;
+
+/** Connections a bulk load and the index builds use at once on a PostgreSQL server (PGlite has one). */
+const PARALLEL = 3;
+
+/** What a rebuild is doing: loading rows, deriving figures and building indexes, applying what came meanwhile, swapping. */
+export type RebuildPhase = 'load' | 'index' | 'tail' | 'swap';
+
+/** The indexes that no ON CONFLICT needs: built once over the loaded rows rather than kept row by row. */
+async function dropSecondaryIndexes(db: Kysely<any>, schema: string): Promise<string[]> {
+  const found = await sql<{ name: string; definition: string }>`
+    select c.relname as name, pg_get_indexdef(i.indexrelid) as definition
+    from pg_index i
+    join pg_class c on c.oid = i.indexrelid
+    join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = ${schema} and not i.indisunique and not i.indisprimary
+    order by c.relname`.execute(db);
+  // Trigram indexes take longest to build: they start first.
+  found.rows.sort((a, b) => Number(b.definition.includes('USING gin')) - Number(a.definition.includes('USING gin')));
+  for (const { name } of found.rows) await sql.raw(`drop index ${quoteIdent(schema)}.${quoteIdent(name)}`).execute(db);
+  return found.rows.map((r) => r.definition);
+}
+
+/** Runs `work` over `items`, at most `limit` at a time; after a failure, starts no more. */
+async function inParallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const lane = async () => {
+    while (next < items.length && !failed) {
+      try {
+        await work(items[next++]!);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
+/**
+ * Applies the ledger from the schema's checkpoint to the head as it was when called, as the projector would
+ * but in bulk (see rebuildReadModels): each batch's projections in a few transactions at once, while the next
+ * batch is read. The checkpoint moves once a batch is applied by all of them; it only tells how
+ * far the load got, since a load that stopped half-way is dropped, never resumed.
+ */
+async function loadInBulk(options: {
+  database: SqlDatabase;
+  store: EventStore;
+  projections: Projection[];
+  schema: string;
+  batchSize: number;
+  onProgress?: (seq: number) => void;
+}): Promise<void> {
+  const { db } = options.database;
+  const parallel = options.database.kind === 'pg' ? PARALLEL : 1;
+  const read = (from: number) => {
+    const reading = options.store.readForward(LEDGER_STREAM, from, options.batchSize);
+    // Awaited below, unless applying the batch before it failed first.
+    reading.catch(() => undefined);
+    return reading;
+  };
+  let at = await readCheckpoint(db, options.schema);
+  let next = read(at + 1);
+  for (;;) {
+    const batch: StoredEvent[] = await next;
+    const full = batch.length === options.batchSize;
+    if (full) next = read(batch[batch.length - 1]!.revision + 1);
+    if (batch.length === 0) return;
+    const parsed: ProjectedEntry[] = batch.map((e) => ({ entry: JSON.parse(e.data) as LedgerEntry, bytes: e.data }));
+    if (parsed[0]!.entry.seq !== at + 1) throw new Error(`gap: checkpoint ${at}, next entry ${parsed[0]!.entry.seq}`);
+    // Projections write tables of their own, so each lane applies its share in one transaction of its own. Lanes
+    // are balanced by the entries they take, biggest share first.
+    const lanes = Array.from({ length: parallel }, () => ({ entries: 0, work: [] as Array<{ projection: Projection; mine: ProjectedEntry[] }> }));
+    const work = options.projections.map((projection) => ({ projection, mine: parsed.filter((p) => handles(projection, p.entry.type)) })).filter((w) => w.mine.length > 0);
+    for (const w of [...work].sort((a, b) => b.mine.length - a.mine.length)) {
+      const lane = lanes.reduce((least, l) => (l.entries < least.entries ? l : least));
+      lane.work.push(w);
+      lane.entries += w.mine.length;
+    }
+    await Promise.all(
+      lanes
+        .filter((lane) => lane.work.length > 0)
+        .map((lane) =>
+          db.transaction().execute(async (trx) => {
+            await sql`set local synchronous_commit = off`.execute(trx);
+            for (const { projection, mine } of lane.work) await projection.apply(trx, options.schema, mine, { bulk: true });
+          }),
+        ),
+    );
+    at = parsed[parsed.length - 1]!.entry.seq;
+    await writeCheckpoint(db, options.schema, at);
+    options.onProgress?.(at);
+    if (!full) return;
+  }
+}
 
 /**
  * Rebuilds every read model from seq 0 into a schema beside the live one, then swaps the two in one
  * transaction. The live schema serves reads until the swap; a running projector notices the moved
  * checkpoint and carries on from the rebuilt one.
+ *
+ * Nobody reads the side schema before the swap, and a crash starts the rebuild over from an empty one, so it
+ * is loaded in bulk: in big batches, several transactions at once, without its secondary indexes, with figures
+ * derived from many rows (counts, karma) left to one pass over the loaded rows, and with commits that do not
+ * wait for the disk. Then the figures are derived and the indexes built, and whatever was appended meanwhile
+ * is applied batch by batch as live.
  */
 export async function rebuildReadModels(options: {
   database: SqlDatabase;
@@ -18,6 +122,7 @@ export async function rebuildReadModels(options: {
   bus?: Bus;
   batchSize?: number;
   onProgress?: (seq: number) => void;
+  onPhase?: (phase: RebuildPhase) => void;
 }): Promise<number> {
   const { db } = options.database;
   const live = quoteIdent(options.schema);
@@ -25,8 +130,32 @@ export async function rebuildReadModels(options: {
   const next = quoteIdent(nextName);
   const old = quoteIdent(`${options.schema}_old`);
   await sql.raw(`drop schema if exists ${next} cascade`).execute(db);
-  const projector = await new Projector({ ...options, schema: nextName }).init();
-  await projector.catchUp(options.onProgress);
+  await migrate(db, nextName, readModelMigrations(options.projections));
+  const deferred = await dropSecondaryIndexes(db, nextName);
+  options.onPhase?.('load');
+  await loadInBulk({ ...options, schema: nextName, batchSize: options.batchSize ?? REBUILD_BATCH });
+  options.onPhase?.('index');
+  const server = options.database.kind === 'pg';
+  // Deriving figures and building indexes in one pool of connections: a table's index build and the figures'
+  // updates of it take locks that order them, so either order gives the same table. The figures start first,
+  // so an index is built over the updated rows rather than kept up through the updates.
+  const settle = () =>
+    db.transaction().execute(async (trx) => {
+      await sql`set local synchronous_commit = off`.execute(trx);
+      for (const projection of options.projections) await projection.settle?.(trx, nextName);
+    });
+  const build = (definition: string) => () =>
+    db.transaction().execute(async (trx) => {
+      await sql`set local synchronous_commit = off`.execute(trx);
+      // A trigram index built within memory is built in one pass; PGlite's memory is the process's own.
+      if (server) await sql`set local maintenance_work_mem = '256MB'`.execute(trx);
+      await sql.raw(definition).execute(trx);
+    });
+  await inParallel([settle, ...deferred.map(build)], server ? PARALLEL : 1, (task) => task());
+  options.onPhase?.('tail');
+  const tail = await new Projector({ ...options, bus: undefined, schema: nextName }).init();
+  await tail.catchUp(options.onProgress);
+  options.onPhase?.('swap');
   await db.transaction().execute(async (trx) => {
     const exists = await sql<{ n: number }>`select count(*)::int as n from pg_namespace where nspname = ${options.schema}`.execute(trx);
     if (Number(exists.rows[0]?.n) > 0) {

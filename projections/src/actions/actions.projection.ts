@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import type { ActionRecordedData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { chunks, type Projection } from '../projection';
+import { insertRows, type Projection } from '../projection';
 
 /** The public log of on-chain actions, each with its signature. */
 export const actionsProjection: Projection = {
@@ -30,8 +31,7 @@ export const actionsProjection: Projection = {
       const d = entry.data as unknown as ActionRecordedData;
       return { seq: entry.seq, agent_id: entry.actor, action: d.action, signature: d.signature, wallet: d.wallet, details: JSON.stringify(d.details), at: entry.at, hash: entry.hash };
     });
-    for (const part of chunks(rows)) {
-      await trx.insertInto(`${schema}.actions`).values(part).onConflict((oc) => oc.column('seq').doNothing()).execute();
-    }
+    const columns = { seq: 'bigint', agent_id: 'text', action: 'text', signature: 'text', wallet: 'text', details: 'jsonb', at: 'bigint', hash: 'text' } as const;
+    await sql`${insertRows(`${schema}.actions`, rows, columns)} on conflict (seq) do nothing`.execute(trx);
   },
 };

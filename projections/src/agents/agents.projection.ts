@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import { execAll } from '@svc/readmodel';
 import type { CitizenRegisteredData } from '@svc/domain';
-import { chunks, type Projection } from '../projection';
+import { insertRows, type Projection } from '../projection';
 
 /**
  * The API refuses U+0000, but the ledger is forever and PostgreSQL text cannot hold it: one such
@@ -49,8 +50,7 @@ export const agentsProjection: Projection = {
         created_at: entry.at,
       };
     });
-    for (const part of chunks(rows)) {
-      await trx.insertInto(`${schema}.agents`).values(part).onConflict((oc) => oc.column('agent_id').doNothing()).execute();
-    }
+    const columns = { agent_id: 'text', handle: 'text', handle_lower: 'text', model: 'text', bio: 'text', wallet: 'text', custody: 'text', registered_seq: 'bigint', created_at: 'bigint' } as const;
+    await sql`${insertRows(`${schema}.agents`, rows, columns)} on conflict (agent_id) do nothing`.execute(trx);
   },
 };

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { BountyAwardedData, BountyPostedData, BountySubmittedData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { chunks, type Projection } from '../projection';
+import { insertRows, unnestRows, type Projection } from '../projection';
 
 /** Bounties with their status, and their submissions in order. */
 export const bountiesProjection: Projection = {
@@ -46,7 +46,8 @@ export const bountiesProjection: Projection = {
   async apply(trx, schema, entries) {
     const posted = [];
     const submitted = [];
-    const awarded: Array<{ data: BountyAwardedData; at: number }> = [];
+    // The last award of a bounty in the batch is the one its row keeps.
+    const awarded = new Map<string, { data: BountyAwardedData; at: number }>();
     for (const { entry } of entries) {
       if (entry.type === 'BountyPosted') {
         const d = entry.data as unknown as BountyPostedData;
@@ -55,28 +56,31 @@ export const bountiesProjection: Projection = {
         const d = entry.data as unknown as BountySubmittedData;
         submitted.push({ submission_id: d.submission_id, bounty_id: d.bounty_id, submitter_id: entry.actor, body: d.body, created_at: entry.at, seq: entry.seq, hash: entry.hash });
       } else if (entry.type === 'BountyAwarded') {
-        awarded.push({ data: entry.data as unknown as BountyAwardedData, at: entry.at });
+        const data = entry.data as unknown as BountyAwardedData;
+        awarded.set(data.bounty_id, { data, at: entry.at });
       }
     }
-    for (const part of chunks(posted)) {
-      await trx.insertInto(`${schema}.bounties`).values(part).onConflict((oc) => oc.column('bounty_id').doNothing()).execute();
-    }
-    for (const part of chunks(submitted)) {
-      await trx.insertInto(`${schema}.submissions`).values(part).onConflict((oc) => oc.column('submission_id').doNothing()).execute();
-    }
-    for (const { data, at } of awarded) {
-      await trx
-        .updateTable(`${schema}.bounties`)
-        .set({ status: 'awarded', winner_id: data.winner_id, awarded_submission_id: data.submission_id, award_signature: data.signature, awarded_at: at })
-        .where('bounty_id', '=', data.bounty_id)
-        .execute();
-    }
-    const touched = [...new Set(submitted.map((s) => s.bounty_id))];
     const s = sql.raw(schema);
-    for (const part of chunks(touched)) {
+    if (posted.length > 0) {
+      const columns = { bounty_id: 'text', poster_id: 'text', title: 'text', body: 'text', reward_sol: 'double precision', mint: 'text', status: 'text', created_at: 'bigint', seq: 'bigint', hash: 'text' } as const;
+      await sql`${insertRows(`${schema}.bounties`, posted, columns)} on conflict (bounty_id) do nothing`.execute(trx);
+    }
+    if (submitted.length > 0) {
+      // A count moves by the submissions this batch added, and only those (rows are never deleted), so a batch
+      // applied twice adds nothing the second time.
+      const columns = { submission_id: 'text', bounty_id: 'text', submitter_id: 'text', body: 'text', created_at: 'bigint', seq: 'bigint', hash: 'text' } as const;
       await sql`
-        update ${s}.bounties b set submission_count = (select count(*) from ${s}.submissions x where x.bounty_id = b.bounty_id)
-        where b.bounty_id in (${sql.join(part.map((id) => sql`${id}`))})`.execute(trx);
+        with added as (${insertRows(`${schema}.submissions`, submitted, columns)} on conflict (submission_id) do nothing returning bounty_id)
+        update ${s}.bounties b set submission_count = b.submission_count + n.added
+        from (select bounty_id, count(*)::int as added from added group by bounty_id) n
+        where b.bounty_id = n.bounty_id`.execute(trx);
+    }
+    if (awarded.size > 0) {
+      const awards = [...awarded.values()].map(({ data, at }) => ({ bounty_id: data.bounty_id, winner_id: data.winner_id, submission_id: data.submission_id, signature: data.signature, at }));
+      await sql`
+        update ${s}.bounties b set status = 'awarded', winner_id = a.winner_id, awarded_submission_id = a.submission_id, award_signature = a.signature, awarded_at = a.at
+        from ${unnestRows(awards, { bounty_id: 'text', winner_id: 'text', submission_id: 'text', signature: 'text', at: 'bigint' }, 'a')}
+        where b.bounty_id = a.bounty_id`.execute(trx);
     }
   },
 };

@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import { kindOf } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { chunks, type Projection } from '../projection';
+import { insertRows, type Projection } from '../projection';
 
 /** Every ledger entry with its hash, for /changes, /record and anyone re-verifying the chain. */
 export const entriesProjection: Projection = {
@@ -25,23 +26,17 @@ export const entriesProjection: Projection = {
     },
   ],
   async apply(trx, schema, entries) {
-    for (const part of chunks(entries)) {
-      await trx
-        .insertInto(`${schema}.entries`)
-        .values(
-          part.map(({ entry, bytes }) => ({
-            seq: entry.seq,
-            type: entry.type,
-            kind: kindOf(entry.type, entry.data),
-            at: entry.at,
-            actor: entry.actor,
-            hash: entry.hash,
-            // The stored canonical bytes, so what /changes serves re-hashes exactly.
-            body: bytes,
-          })),
-        )
-        .onConflict((oc) => oc.column('seq').doNothing())
-        .execute();
-    }
+    const rows = entries.map(({ entry, bytes }) => ({
+      seq: entry.seq,
+      type: entry.type,
+      kind: kindOf(entry.type, entry.data),
+      at: entry.at,
+      actor: entry.actor,
+      hash: entry.hash,
+      // The stored canonical bytes, so what /changes serves re-hashes exactly.
+      body: bytes,
+    }));
+    await sql`${insertRows(`${schema}.entries`, rows, { seq: 'bigint', type: 'text', kind: 'text', at: 'bigint', actor: 'text', hash: 'text', body: 'text' })}
+      on conflict (seq) do nothing`.execute(trx);
   },
 };

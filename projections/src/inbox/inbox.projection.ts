@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import type { BountyAwardedData, BountySubmittedData, PostCreatedData, VoteCastData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { chunks, type Projection } from '../projection';
+import { insertRows, type Projection } from '../projection';
 
 export type InboxKind = 'reply' | 'vote' | 'submission' | 'award';
 
@@ -59,8 +60,8 @@ export const inboxProjection: Projection = {
         }
       }
     }
-    for (const part of chunks(rows)) {
-      await trx.insertInto(`${schema}.inbox`).values(part).onConflict((oc) => oc.columns(['recipient_id', 'seq']).doNothing()).execute();
-    }
+    if (rows.length === 0) return;
+    const columns = { recipient_id: 'text', seq: 'bigint', kind: 'text', actor_id: 'text', at: 'bigint', data: 'jsonb' } as const;
+    await sql`${insertRows(`${schema}.inbox`, rows, columns)} on conflict (recipient_id, seq) do nothing`.execute(trx);
   },
 };

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { PostCreatedData, PostFlaggedData, VoteCastData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { chunks, type Projection } from '../projection';
+import { insertRows, type Projection } from '../projection';
 
 /**
  * The front page's order: hot = sign(s)·log10(max(|s|, 1)) + created_at / 45,000,000 (ms), with s = net
@@ -9,7 +9,12 @@ import { chunks, type Projection } from '../projection';
  * replying to it either). It is the same order as s / 10^(age / 12.5 h): engagement decays tenfold every
  * 12.5 hours of age. Written as a sum, a post's hot value does not move as time passes, so it can be indexed.
  */
-export const HOT_SQL = `sign(score + replies_from_others) * log(greatest(abs(score + replies_from_others), 1)) + created_at / 45000000.0`;
+export const HOT_SQL = hotSql('score + replies_from_others', 'created_at');
+
+/** HOT_SQL over other expressions of the same types (integer engagement, bigint milliseconds), so it yields the same doubles. */
+function hotSql(engagement: string, createdAt: string): string {
+  return `sign(${engagement}) * log(greatest(abs(${engagement}), 1)) + ${createdAt} / 45000000.0`;
+}
 
 const REPLIES_FROM_OTHERS_SQL = (s: string) => `(select count(*) from ${s}.posts r where r.parent_id = p.post_id and r.author_id <> p.author_id)`;
 
@@ -78,7 +83,7 @@ export const postsProjection: Projection = {
         ]),
     },
   ],
-  async apply(trx, schema, entries) {
+  async apply(trx, schema, entries, options) {
     const touchedPosts = new Set<string>();
     const touchedAuthors = new Set<string>();
     const posts = [];
@@ -122,60 +127,92 @@ export const postsProjection: Projection = {
         }
       }
     }
-    for (const part of chunks(posts)) {
-      await trx.insertInto(`${schema}.posts`).values(part).onConflict((oc) => oc.column('post_id').doNothing()).execute();
+    const s = sql.raw(schema);
+    if (posts.length > 0) {
+      const columns = { post_id: 'text', author_id: 'text', body: 'text', mint: 'text', parent_id: 'text', root_id: 'text', tags: 'jsonb', hot: 'double precision', created_at: 'bigint', seq: 'bigint', hash: 'text' } as const;
+      await sql`${insertRows(`${schema}.posts`, posts, columns)} on conflict (post_id) do nothing`.execute(trx);
     }
-    for (const part of chunks(tags)) {
-      await trx.insertInto(`${schema}.post_tags`).values(part).onConflict((oc) => oc.columns(['tag', 'post_id']).doNothing()).execute();
+    if (tags.length > 0) {
+      // A tag's count moves by the uses this batch added, and only those: post_tags rows are never deleted, so the
+      // count stays that of its rows without reading them again, and a batch applied twice adds nothing the second time.
+      await sql`
+        with added as (${insertRows(`${schema}.post_tags`, tags, { tag: 'text', post_id: 'text', seq: 'bigint' })} on conflict (tag, post_id) do nothing returning tag)
+        insert into ${s}.tags (tag, posts) select tag, count(*) from added group by tag
+        on conflict (tag) do update set posts = ${s}.tags.posts + excluded.posts`.execute(trx);
     }
-    for (const part of chunks([...new Set(tags.map((t) => t.tag))])) await recountTags(trx, schema, part);
-    for (const part of chunks([...votes.values()])) {
-      await trx
-        .insertInto(`${schema}.votes`)
-        .values(part)
-        .onConflict((oc) =>
-          oc
-            .columns(['voter_id', 'post_id'])
-            .doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), seq: eb.ref('excluded.seq'), at: eb.ref('excluded.at') }))
-            .where(`${schema}.votes.seq` as any, '<', (eb: any) => eb.ref('excluded.seq')),
-        )
-        .execute();
+    if (votes.size > 0) {
+      const columns = { voter_id: 'text', post_id: 'text', author_id: 'text', value: 'smallint', seq: 'bigint', at: 'bigint' } as const;
+      await sql`${insertRows(`${schema}.votes`, [...votes.values()], columns)}
+        on conflict (voter_id, post_id) do update set value = excluded.value, seq = excluded.seq, at = excluded.at
+        where ${s}.votes.seq < excluded.seq`.execute(trx);
     }
-    for (const part of chunks(flags)) {
-      await trx.insertInto(`${schema}.flags`).values(part).onConflict((oc) => oc.column('seq').doNothing()).execute();
+    if (flags.length > 0) {
+      const columns = { seq: 'bigint', post_id: 'text', flagger_id: 'text', reason: 'text', at: 'bigint' } as const;
+      await sql`${insertRows(`${schema}.flags`, flags, columns)} on conflict (seq) do nothing`.execute(trx);
     }
+    if (options?.bulk) return;
     // Counts are recomputed from the rows, never incremented, so applying a batch twice changes nothing.
-    for (const part of chunks([...touchedPosts])) await recountPosts(trx, schema, part);
-    for (const part of chunks([...touchedAuthors])) await recountKarma(trx, schema, part);
+    if (touchedPosts.size > 0) await recountPosts(trx, schema, [...touchedPosts]);
+    if (touchedAuthors.size > 0) await recountKarma(trx, schema, [...touchedAuthors]);
+  },
+  // Every post and author a batch would have recounted: those with a vote, a reply or a flag. The others keep
+  // the figures their insert gave them, as they would have batch by batch.
+  async settle(trx, schema) {
+    await recountPosts(trx, schema, 'all');
+    await recountKarma(trx, schema, 'all');
   },
 };
 
-async function recountPosts(trx: Kysely<any>, schema: string, ids: string[]): Promise<void> {
-  const list = sql.join(ids.map((id) => sql`${id}`));
+/** Recounts votes, replies and flags of the given posts (or of every post that has any) from the rows, in one statement. */
+async function recountPosts(trx: Kysely<any>, schema: string, ids: string[] | 'all'): Promise<void> {
   const s = sql.raw(schema);
+  const all = ids === 'all';
+  const targets = all
+    ? sql`select post_id from ${s}.votes union select parent_id from ${s}.posts where parent_id is not null union select post_id from ${s}.flags`
+    : sql`select unnest(${ids}::text[]) as post_id`;
+  const only = (column: string) => (all ? sql`true` : sql`${sql.raw(column)} = any(${ids}::text[])`);
+  // Integer counts, so that the hot value is HOT_SQL over the same types as the columns it reads.
   await sql`
     update ${s}.posts p set
-      upvotes = (select count(*) from ${s}.votes v where v.post_id = p.post_id and v.value = 1),
-      downvotes = (select count(*) from ${s}.votes v where v.post_id = p.post_id and v.value = -1),
-      reply_count = (select count(*) from ${s}.posts r where r.parent_id = p.post_id),
-      replies_from_others = ${sql.raw(REPLIES_FROM_OTHERS_SQL(schema))},
-      flag_count = (select count(*) from ${s}.flags f where f.post_id = p.post_id)
-    where p.post_id in (${list})`.execute(trx);
-  await sql`update ${s}.posts set score = upvotes - downvotes where post_id in (${list})`.execute(trx);
-  await sql`update ${s}.posts set hot = ${sql.raw(HOT_SQL)} where post_id in (${list})`.execute(trx);
+      upvotes = c.upvotes,
+      downvotes = c.downvotes,
+      score = c.upvotes - c.downvotes,
+      reply_count = c.replies,
+      replies_from_others = c.replies_from_others,
+      flag_count = c.flags,
+      hot = ${sql.raw(hotSql('(c.upvotes - c.downvotes) + c.replies_from_others', 'p.created_at'))}
+    from (
+      select t.post_id,
+             coalesce(v.upvotes, 0)::int as upvotes,
+             coalesce(v.downvotes, 0)::int as downvotes,
+             coalesce(r.replies, 0)::int as replies,
+             coalesce(r.from_others, 0)::int as replies_from_others,
+             coalesce(f.flags, 0)::int as flags
+      from (${targets}) t
+      left join (
+        select post_id, count(*) filter (where value = 1) as upvotes, count(*) filter (where value = -1) as downvotes
+        from ${s}.votes where ${only('post_id')} group by post_id
+      ) v on v.post_id = t.post_id
+      left join (
+        select r.parent_id, count(*) as replies, count(*) filter (where r.author_id <> parent.author_id) as from_others
+        from ${s}.posts r join ${s}.posts parent on parent.post_id = r.parent_id
+        where ${only('r.parent_id')} group by r.parent_id
+      ) r on r.parent_id = t.post_id
+      left join (select post_id, count(*) as flags from ${s}.flags where ${only('post_id')} group by post_id) f on f.post_id = t.post_id
+    ) c
+    where p.post_id = c.post_id`.execute(trx);
 }
 
-async function recountTags(trx: Kysely<any>, schema: string, tags: string[]): Promise<void> {
+/** Karma of the given authors (or of every author with a vote) as the sum of the votes on their posts. */
+async function recountKarma(trx: Kysely<any>, schema: string, authors: string[] | 'all'): Promise<void> {
   const s = sql.raw(schema);
+  const targets = authors === 'all' ? sql`select distinct author_id from ${s}.votes` : sql`select unnest(${authors}::text[]) as author_id`;
   await sql`
-    insert into ${s}.tags (tag, posts)
-    select tag, count(*) from ${s}.post_tags where tag in (${sql.join(tags.map((t) => sql`${t}`))}) group by tag
-    on conflict (tag) do update set posts = excluded.posts`.execute(trx);
-}
-
-async function recountKarma(trx: Kysely<any>, schema: string, authors: string[]): Promise<void> {
-  const s = sql.raw(schema);
-  await sql`
-    update ${s}.agents a set karma = coalesce((select sum(v.value) from ${s}.votes v where v.author_id = a.agent_id), 0)
-    where a.agent_id in (${sql.join(authors.map((id) => sql`${id}`))})`.execute(trx);
+    update ${s}.agents a set karma = k.karma
+    from (
+      select t.author_id, coalesce(sum(v.value), 0) as karma
+      from (${targets}) t left join ${s}.votes v on v.author_id = t.author_id
+      group by t.author_id
+    ) k
+    where a.agent_id = k.author_id`.execute(trx);
 }

@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import type { ActionRecordedData, BountyPostedData, CitizenRegisteredData, PostCreatedData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { chunks, type Projection } from '../projection';
+import { insertRows, type Projection } from '../projection';
 
 export type SearchKind = 'post' | 'citizen' | 'bounty' | 'token';
 
@@ -68,8 +69,7 @@ export const searchProjection: Projection = {
         }
       }
     }
-    for (const part of chunks(rows)) {
-      await trx.insertInto(`${schema}.search_docs`).values(part).onConflict((oc) => oc.columns(['ref_id', 'kind']).doNothing()).execute();
-    }
+    if (rows.length === 0) return;
+    await sql`${insertRows(`${schema}.search_docs`, rows, { kind: 'text', ref_id: 'text', text: 'text', seq: 'bigint' })} on conflict (ref_id, kind) do nothing`.execute(trx);
   },
 };

@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import type { ActionRecordedData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { chunks, type Projection } from '../projection';
+import { insertRows, type Projection } from '../projection';
 import { actionDetails, mintsOf } from './tokens.projection';
 
 /**
@@ -38,17 +39,9 @@ export const agentMintsProjection: Projection = {
         for (const agent of agents) pairs.set(`${agent}|${mint}`, { agent_id: agent, mint, last_seq: entry.seq });
       }
     }
-    for (const part of chunks([...pairs.values()])) {
-      await trx
-        .insertInto(`${schema}.agent_mints`)
-        .values(part)
-        .onConflict((oc) =>
-          oc
-            .columns(['agent_id', 'mint'])
-            .doUpdateSet((eb) => ({ last_seq: eb.ref('excluded.last_seq') }))
-            .where(`${schema}.agent_mints.last_seq` as any, '<', (eb: any) => eb.ref('excluded.last_seq')),
-        )
-        .execute();
-    }
+    if (pairs.size === 0) return;
+    await sql`${insertRows(`${schema}.agent_mints`, [...pairs.values()], { agent_id: 'text', mint: 'text', last_seq: 'bigint' })}
+      on conflict (agent_id, mint) do update set last_seq = excluded.last_seq
+      where ${sql.raw(schema)}.agent_mints.last_seq < excluded.last_seq`.execute(trx);
   },
 };

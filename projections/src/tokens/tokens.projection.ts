@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { ActionRecordedData } from '@svc/domain';
 import type { LedgerEntry } from '@svc/ledger';
 import { execAll } from '@svc/readmodel';
-import { chunks, type Projection, type ProjectedEntry } from '../projection';
+import { insertRows, unnestRows, type Projection, type ProjectedEntry } from '../projection';
 
 /** SOL on the ledger's swap records: the wrapped-SOL mint. */
 export const WRAPPED_SOL = 'So11111111111111111111111111111111111111112';
@@ -171,26 +171,41 @@ export const tokensProjection: Projection = {
         if (trade) trades.push(trade);
       }
     }
-    for (const part of chunks(deploys)) {
-      await trx.insertInto(`${schema}.tokens`).values(part).onConflict((oc) => oc.column('mint').doNothing()).execute();
+    const s = sql.raw(schema);
+    if (deploys.length > 0) {
+      const columns = {
+        mint: 'text',
+        seq: 'bigint',
+        agent_id: 'text',
+        wallet: 'text',
+        signature: 'text',
+        bonding_curve: 'text',
+        creator: 'text',
+        name: 'text',
+        symbol: 'text',
+        description: 'text',
+        image: 'text',
+        metadata_uri: 'text',
+        links: 'jsonb',
+        mayhem: 'boolean',
+        holder_reward: 'boolean',
+        dev_buy: 'jsonb',
+        fee_share_status: 'text',
+        fee_share_shares: 'jsonb',
+        deployed_at: 'bigint',
+      } as const;
+      await sql`${insertRows(`${schema}.tokens`, deploys, columns)} on conflict (mint) do nothing`.execute(trx);
     }
-    for (const part of chunks([...feeShares.values()])) {
-      await trx
-        .insertInto(`${schema}.token_fee_shares`)
-        .values(part)
-        .onConflict((oc) =>
-          oc
-            .column('mint')
-            .doUpdateSet((eb) => ({ status: eb.ref('excluded.status'), shares: eb.ref('excluded.shares'), signature: eb.ref('excluded.signature'), seq: eb.ref('excluded.seq') }))
-            .where(`${schema}.token_fee_shares.seq` as any, '<', (eb: any) => eb.ref('excluded.seq')),
-        )
-        .execute();
+    if (feeShares.size > 0) {
+      await sql`${insertRows(`${schema}.token_fee_shares`, [...feeShares.values()], { mint: 'text', status: 'text', shares: 'jsonb', signature: 'text', seq: 'bigint' })}
+        on conflict (mint) do update set status = excluded.status, shares = excluded.shares, signature = excluded.signature, seq = excluded.seq
+        where ${s}.token_fee_shares.seq < excluded.seq`.execute(trx);
     }
     // A coin's sharing record may land in the same batch as its deploy, or before it when the deploy's record
     // came late (settled from the outbox after a crash).
     const sharing = [...new Set([...deploys.map((d) => d.mint), ...feeShares.keys()])];
-    for (const part of chunks(sharing)) await adoptFeeShares(trx, schema, part);
-    for (const part of chunks(trades)) await countTrades(trx, schema, part);
+    if (sharing.length > 0) await adoptFeeShares(trx, schema, sharing);
+    if (trades.length > 0) await countTrades(trx, schema, trades);
   },
 };
 
@@ -199,16 +214,15 @@ async function adoptFeeShares(trx: Kysely<any>, schema: string, mints: string[])
   await sql`
     update ${s}.tokens t set fee_share_status = f.status, fee_share_shares = f.shares, fee_share_signature = f.signature
     from ${s}.token_fee_shares f
-    where f.mint = t.mint and t.mint in (${sql.join(mints.map((m) => sql`${m}`))})`.execute(trx);
+    where f.mint = t.mint and t.mint = any(${mints}::text[])`.execute(trx);
 }
 
 /**
  * Adds each coin's trades once: only those after the coin's `trades_seq`, which moves to the last one counted,
- * so a batch applied again (or overlapping one applied before) changes nothing. One statement per chunk.
+ * so a batch applied again (or overlapping one applied before) changes nothing. One statement per batch.
  */
 async function countTrades(trx: Kysely<any>, schema: string, trades: Trade[]): Promise<void> {
   const s = sql.raw(schema);
-  const rows = sql.join(trades.map((t) => sql`(${t.mint}::text, ${t.seq}::bigint, ${t.at}::bigint, ${t.side}::text, ${t.sol}::double precision)`));
   await sql`
     update ${s}.tokens t set
       buys = t.buys + n.buys,
@@ -225,7 +239,7 @@ async function countTrades(trx: Kysely<any>, schema: string, trades: Trade[]): P
              coalesce(sum(v.sol) filter (where v.side = 'sell'), 0) as sell_sol,
              max(v.at) as last_at,
              max(v.seq) as last_seq
-      from (values ${rows}) as v(mint, seq, at, side, sol)
+      from ${unnestRows(trades, { mint: 'text', seq: 'bigint', at: 'bigint', side: 'text', sol: 'double precision' }, 'v')}
       join ${s}.tokens c on c.mint = v.mint and v.seq > c.trades_seq
       group by v.mint) n
     where t.mint = n.mint`.execute(trx);

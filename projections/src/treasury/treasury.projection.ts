@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { isReservedHandle, treasuryFlowOf, type ActionRecordedData, type CitizenRegisteredData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { chunks, type Projection } from '../projection';
+import { insertRows, type Projection } from '../projection';
 
 const TOTALS = 'main';
 
@@ -101,8 +101,9 @@ export const treasuryProjection: Projection = {
         details: JSON.stringify(details),
       });
     }
-    for (const part of chunks(actions)) {
-      await trx.insertInto(`${schema}.treasury_actions`).values(part).onConflict((oc) => oc.column('seq').doNothing()).execute();
+    if (actions.length > 0) {
+      const columns = { seq: 'bigint', at: 'bigint', action: 'text', signature: 'text', mint: 'text', received_lamports: 'numeric', spent_lamports: 'numeric', bought_raw: 'numeric', burned_raw: 'numeric', details: 'jsonb' } as const;
+      await sql`${insertRows(`${schema}.treasury_actions`, actions, columns)} on conflict (seq) do nothing`.execute(trx);
     }
     await trx
       .updateTable(`${schema}.treasury_totals`)
