@@ -110,6 +110,16 @@ export async function flagsOf(db: Kysely<any>, schema: string, postId: string): 
 /** How many slices of the hot index one front page may read: a page that has not filled by then stays short. */
 export const FRONT_MAX_SLICES = 10;
 
+/** Top-level posts by hot value, `size` of them after `after`: a walk of the hot index, never a sort. */
+export function frontSlice(db: Kysely<any>, schema: string, size: number, after?: { hot: number; seq: number }) {
+  let query = posts(db, schema).select('p.hot').where('p.parent_id', 'is', null).orderBy('p.hot', 'desc').orderBy('p.seq', 'desc').limit(size);
+  if (after) {
+    const { hot, seq } = after;
+    query = query.where((eb) => eb.or([eb('p.hot', '<', hot), eb.and([eb('p.hot', '=', hot), eb('p.seq', '<', seq)])]));
+  }
+  return query;
+}
+
 /**
  * The front page: top-level posts by hot value (see HOT_SQL), no author holding more than a quarter of
  * the page. Reads the index in slices until the page is full, the posts run out, or FRONT_MAX_SLICES
@@ -124,12 +134,7 @@ export async function frontPage(db: Kysely<any>, schema: string, limit: number):
   const slice = limit * 2;
   let after: { hot: number; seq: number } | undefined;
   for (let read = 0; read < FRONT_MAX_SLICES; read++) {
-    let query = posts(db, schema).select('p.hot').where('p.parent_id', 'is', null).orderBy('p.hot', 'desc').orderBy('p.seq', 'desc').limit(slice);
-    if (after) {
-      const { hot, seq } = after;
-      query = query.where((eb) => eb.or([eb('p.hot', '<', hot), eb.and([eb('p.hot', '=', hot), eb('p.seq', '<', seq)])]));
-    }
-    const rows = await query.execute();
+    const rows = await frontSlice(db, schema, slice, after).execute();
     for (const row of rows) {
       const view = toView(row);
       const held = byAuthor.get(view.author.id) ?? 0;

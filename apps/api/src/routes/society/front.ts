@@ -1,6 +1,7 @@
 import { frontQuery, frontResponse } from '@svc/contracts';
 import { posts } from '@svc/projections';
 import { defineRoute } from '../../http/route';
+import { repliesOf } from './atPosition';
 
 export default defineRoute<unknown, { limit: number }>({
   method: 'get',
@@ -17,7 +18,9 @@ export default defineRoute<unknown, { limit: number }>({
   query: frontQuery,
   response: frontResponse,
   consistentRead: true,
-  async handle({ query }, { readModel }) {
-    return { body: { posts: await posts.frontPage(readModel.db, readModel.schema, query.limit) } };
+  async handle({ query }, services) {
+    const { db, schema } = services.readModel;
+    const page = await repliesOf<posts.PostView[]>(services, 'front').get(services.projection.seq, String(query.limit), () => posts.frontPage(db, schema, query.limit));
+    return { body: { posts: page } };
   },
 });
