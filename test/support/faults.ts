@@ -59,6 +59,15 @@ export class PrivateRedis {
     });
   }
 
+  /** SIGSTOP: the server keeps its connections open and answers nothing, as a hung or swapped-out one does. */
+  freeze(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  thaw(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   async kill(): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;

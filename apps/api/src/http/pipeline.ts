@@ -56,6 +56,9 @@ interface Limiters {
   close(): void;
 }
 
+/** How long a registration waits for Redis to count it; it answers in well under a millisecond when well. */
+export const REDIS_COUNT_TIMEOUT_MS = 500;
+
 function createLimiters(services: Services): Limiters {
   const { config } = services;
   const rps = config.requestsPerSecond;
@@ -65,7 +68,9 @@ function createLimiters(services: Services): Limiters {
   // processes still hold one address to one limit.
   const requests = new RateLimiterMemory({ points: rps * 10, duration: 10 });
   if (config.redisUrl) {
-    const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    // A Redis that holds the connection open but does not answer (stopped, swapping, a link dropped without
+    // a reset) would hold every registration forever: past the timeout the in-memory insurance counts instead.
+    const client = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: REDIS_COUNT_TIMEOUT_MS });
     client.on('error', () => undefined);
     return {
       requests,
