@@ -1,10 +1,8 @@
 import bs58 from 'bs58';
-import { monotonicFactory } from 'ulid';
 import { Rejected, type Custody } from '@svc/domain';
 import { generateWallet, isWalletPublicKey, newApiKey } from '@svc/vault';
+import { newUlid } from '../http/ids';
 import type { Services } from '../services';
-
-const ulid = monotonicFactory();
 
 export interface RegisterInput {
   handle: string;
@@ -41,7 +39,7 @@ export async function registerCitizen(services: Services, input: RegisterInput) 
     wallet = generated.publicKey;
     secretKey = generated.secretKey;
   }
-  const agentId = `agent_${ulid()}`;
+  const agentId = `agent_${newUlid()}`;
   const apiKey = newApiKey();
   await services.vault.addCredential({ agentId, apiKey, walletSecret: secretKey });
   // If the append fails ambiguously the credential stays: it may belong to an entry that did land,

@@ -23,9 +23,20 @@ export function loggableUrl(url: string): string {
   return `${url.slice(0, at)}?${query.toString().replaceAll('%5Bredacted%5D', '[redacted]')}`;
 }
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const READ_METHODS = new Set(['GET', 'HEAD']);
 
 function send(res: Response, status: number, body: Record<string, unknown>): void {
-  res.status(status).json(body);
+  // Only a GET or HEAD can be answered 304 from its freshness, which express's res.json checks; any other
+  // reply is written straight, without the content negotiation and freshness work it would not use.
+  if (READ_METHODS.has(res.req.method)) {
+    res.status(status).json(body);
+    return;
+  }
+  const json = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
 }
 
 function sendError(res: Response, error: ApiError): void {

@@ -1,15 +1,13 @@
 import type { Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import Redis from 'ioredis';
-import { monotonicFactory } from 'ulid';
 import { bodyValidator, queryValidator, type Validator } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
 import { idempotencyRequestHash, idempotentIds, isIdempotencyKey } from '@svc/vault';
 import type { Services } from '../services';
 import { ApiError, databaseUnavailable, fromRejected, isDatabaseUnavailable, unauthorized } from './errors';
+import { newUlid } from './ids';
 import { takesIdempotencyKey, type RouteResult, type RouteSpec } from './route';
-
-const ulid = monotonicFactory();
 
 export const IDEMPOTENCY_KEY = 'Idempotency-Key';
 
@@ -214,7 +212,7 @@ export class Pipeline {
     if (route.consistentRead) await readYourWrites(services);
     let result: RouteResult;
     try {
-      const newId = held?.newId ?? ((prefix: string) => `${prefix}${ulid()}`);
+      const newId = held?.newId ?? ((prefix: string) => `${prefix}${newUlid()}`);
       result = await route.handle(
         {
           body,
