@@ -1,9 +1,13 @@
 /**
- * `npm run bench`: POST /api/v1/register on the real service (ledger chain and projector running)
- * against a plain express route doing one INSERT, each in its own child process, 64 concurrent
- * clients, rounds alternated. A no-op express route runs too, as the ceiling of any route here. Prints a table and writes the figures to .bench/bench-<timestamp>.json.
+ * `npm run bench`: POST /api/v1/register and POST /api/v1/posts on the real service (ledger chain and
+ * projector running) against a plain express route doing one INSERT, each in its own child process, 64
+ * concurrent clients, rounds alternated. A no-op express route runs too, as the ceiling of any route here.
+ * The posts go out as citizens registered before the first round, each within its daily caps. Each round
+ * also reports the CPU per request of the server process and of its PostgreSQL backends. Prints a table and
+ * writes the figures to .bench/bench-<timestamp>.json.
  *
  * BENCH_SECONDS (10) measured seconds per round, BENCH_WARMUP_SECONDS (2), BENCH_ROUNDS (2 per target),
+ * BENCH_POSTS_RATE_CEILING (4000) the posts/s the citizens registered up front must last for,
  * BENCH_CPU_PROF=1 writes a V8 CPU profile of each server child to .bench/profiles/. BENCH_SPLIT=1 runs
  * the projector in its own process (the production shape) instead of inside the API process. The service's own
  * variables not set here (PROJECTOR_BATCH_SIZE, SNAPSHOT_EVERY, ...) pass through to it from this shell.
@@ -12,11 +16,13 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { REDIS_URL, freshDatabase, tempDir } from '../test/support/env';
+import { PG_ADMIN_URL, REDIS_URL, freshDatabase, tempDir } from '../test/support/env';
 import { startChild, type Child } from './bench/children';
 import { Cleanup, deleteRedisKeys, runBench } from './bench/cleanup';
+import { CpuMeter } from './bench/cpuTime';
 import { ProjectionLag } from './bench/lag';
 import { runLoad, type LoadOptions } from './bench/load';
+import { Posters, POSTS_PER_CITIZEN } from './bench/posters';
 import { formatReport, summarise, type RoundFigures, type Target } from './bench/report';
 import { setting } from './bench/settings';
 import { distribution } from './bench/stats';
@@ -37,6 +43,10 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const LAG_WAIT_MS = 30_000;
 const STARTUP_TIMEOUT_MS = 90_000;
 const PATH = '/api/v1/register';
+const POSTS_PATH = '/api/v1/posts';
+/** The most posts/s the citizens registered up front must last for, over every round's warm-up and measure. */
+const POSTS_RATE_CEILING = setting('BENCH_POSTS_RATE_CEILING', 4000, 1);
+const TARGETS = ['floor', 'baseline', 'subject', 'posts'] as const;
 
 /** Unique handles (2-31 chars of [A-Za-z0-9_-]) per target, across its rounds. */
 function registrations(): () => string {
@@ -80,7 +90,11 @@ async function main(cleanup: Cleanup): Promise<void> {
     SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
     BENCH_SPLIT: SPLIT ? '1' : '0',
   };
-  const children: Record<Target, Child> = {
+  const cpu = new CpuMeter(PG_ADMIN_URL);
+  await cpu.start();
+  cleanup.add('close the CPU meter', () => cpu.close());
+
+  const services: Record<Exclude<Target, 'posts'>, Child> = {
     subject: await startChild({
       ...common,
       name: 'ledger',
@@ -101,14 +115,25 @@ async function main(cleanup: Cleanup): Promise<void> {
     }).then((child) => (cleanup.add('stop the floor server', () => child.stop()), child)),
   };
 
+  const children: Record<Target, Child> = { ...services, posts: services.subject };
+  let projector: Child | undefined;
   if (SPLIT) {
-    const projector = await startChild({ ...common, name: 'projector', entry: path.join(__dirname, 'bench', 'serveProjector.ts'), env: serviceEnv });
-    cleanup.add('stop the projector', () => projector.stop());
+    projector = await startChild({ ...common, name: 'projector', entry: path.join(__dirname, 'bench', 'serveProjector.ts'), env: serviceEnv });
+    cleanup.add('stop the projector', () => projector!.stop());
   }
+  const processes = (target: Target): { pids: Record<string, number>; databases: string[] } =>
+    target === 'subject' || target === 'posts'
+      ? { pids: { api: children[target].pid, ...(projector ? { projector: projector.pid } : {}) }, databases: [ledgerDb.name] }
+      : { pids: { server: children[target].pid }, databases: target === 'baseline' ? [baselineDb.name] : [] };
 
-  const bodies: Record<Target, () => string> = { floor: registrations(), baseline: registrations(), subject: registrations() };
-  const base: Omit<LoadOptions, 'url' | 'body' | 'check'> = {
-    path: PATH,
+  const citizens = Math.max(CLIENTS, Math.ceil((ROUNDS * (WARMUP_SECONDS + SECONDS) * POSTS_RATE_CEILING) / POSTS_PER_CITIZEN));
+  process.stderr.write(`registering ${citizens} citizens to post as ... `);
+  const posters = await Posters.register(children.posts.url, 'p', citizens, CLIENTS);
+  process.stderr.write('done\n');
+
+  const registering = { floor: registrations(), baseline: registrations(), subject: registrations() };
+  const bodies: Record<Target, (client: number) => string> = { ...registering, posts: (client) => posters.body(client) };
+  const base: Omit<LoadOptions, 'url' | 'body' | 'check' | 'path'> = {
     clients: CLIENTS,
     warmupMs: WARMUP_SECONDS * 1000,
     durationMs: SECONDS * 1000,
@@ -118,16 +143,20 @@ async function main(cleanup: Cleanup): Promise<void> {
 
   const rounds: RoundFigures[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const target of ['floor', 'baseline', 'subject'] as const) {
+    for (const target of TARGETS) {
       process.stderr.write(`round ${round}/${ROUNDS}: ${target} (${WARMUP_SECONDS} s warm-up + ${SECONDS} s) ... `);
       const answers: Array<{ at: number; seq: number }> = [];
       let lastSeq = -1;
+      const servers = processes(target);
+      const cpuUsed = await cpu.begin(servers.pids, servers.databases);
       const result = await runLoad({
         ...base,
+        path: target === 'posts' ? POSTS_PATH : PATH,
         url: children[target].url,
         body: bodies[target],
+        headers: target === 'posts' ? (client) => posters.headers(client) : undefined,
         check:
-          target === 'subject'
+          target === 'subject' || target === 'posts'
             ? (status, body, at, measured) => {
                 if (status !== 201) return `HTTP ${status} (expected 201)`;
                 const seq = ledgerSeq(body);
@@ -152,12 +181,16 @@ async function main(cleanup: Cleanup): Promise<void> {
         rps: (result.ok / result.elapsedMs) * 1000,
         latencyMs: distribution(result.latenciesMs),
       };
-      if (target === 'subject') {
+      if (target === 'subject' || target === 'posts') {
         // Also keeps a projector backlog from running into the next baseline round.
         const caughtUp = await lag.waitFor(lastSeq, LAG_WAIT_MS);
         const lags = lag.lags(answers);
         figures.lag = { ms: distribution(lags.lagsMs), unmatched: lags.unmatched, caughtUp };
       }
+      const used = await cpuUsed();
+      figures.cpuMsPerRequest = Object.fromEntries(
+        Object.entries(used).map(([part, ms]) => [part.startsWith('postgres ') ? 'postgres' : part, ms / Math.max(result.sent, 1)]),
+      );
       rounds.push(figures);
       process.stderr.write(`${figures.rps.toFixed(0)} req/s, ${errorCount} errors\n`);
     }
@@ -166,7 +199,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   const groupCommit = await ledgerBatches(children.subject.url);
   const summary = summarise(rounds);
   const title =
-    `POST ${PATH}: ${CLIENTS} clients, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured per round, ` +
+    `POST ${PATH} (subject) and POST ${POSTS_PATH} (posts): ${CLIENTS} clients, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured per round, ` +
     `${ROUNDS} round(s) per target alternated; projector ${SPLIT ? 'in its own process' : 'in the API process'}; ${os.cpus().length} CPUs, load average ${loadAverage.join(' ')} at start, node ${process.version}`;
   console.log(`\n${formatReport(title, rounds, summary)}`);
   if (groupCommit) {
@@ -175,7 +208,7 @@ async function main(cleanup: Cleanup): Promise<void> {
 
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const file = path.join(OUT_DIR, `bench-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
-  const settings = { split: SPLIT, clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, requestTimeoutMs: REQUEST_TIMEOUT_MS, path: PATH };
+  const settings = { split: SPLIT, clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, requestTimeoutMs: REQUEST_TIMEOUT_MS, path: PATH, postsPath: POSTS_PATH, citizens };
   const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryBytes: os.totalmem(), node: process.version, platform: process.platform, loadAverage };
   fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings, machine, rounds, summary, groupCommit }, null, 2)}\n`);
   console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
@@ -204,5 +237,5 @@ function ledgerSeq(body: string): number | undefined {
 }
 
 // Everything is bounded on its own; the limit catches what is not (a hung child, a stuck connection).
-const limitMs = STARTUP_TIMEOUT_MS * 3 + ROUNDS * 3 * ((WARMUP_SECONDS + SECONDS) * 1000 + REQUEST_TIMEOUT_MS) + ROUNDS * LAG_WAIT_MS + 60_000;
+const limitMs = STARTUP_TIMEOUT_MS * 4 + ROUNDS * TARGETS.length * ((WARMUP_SECONDS + SECONDS) * 1000 + REQUEST_TIMEOUT_MS) + 2 * ROUNDS * LAG_WAIT_MS + 120_000;
 runBench('bench', limitMs, main);

@@ -13,7 +13,7 @@ export interface LoadOptions {
   timeoutMs: number;
   /** The body of the next POST from client number `client` (0-based). */
   body(client: number): string;
-  /** Extra request headers of client number `client` (its own API key, say). */
+  /** Extra headers of the next request of client number `client` (its own API key, say); called before `body`. */
   headers?(client: number): Record<string, string>;
   /** GET instead of POST: `path()` then picks each request's path and query. */
   get?: { path(): string };
@@ -63,12 +63,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   };
 
   async function client(index: number): Promise<void> {
-    const headers = options.headers?.(index) ?? {};
     for (;;) {
       const now = performance.now();
       if (now >= deadline || result.sent >= options.maxRequests) return;
       result.sent++;
       const measured = now >= measureFrom;
+      const headers = options.headers?.(index) ?? {};
       let answer: Answer;
       try {
         answer = options.get
