@@ -17,6 +17,7 @@ import { REDIS_URL, freshDatabase, tempDir } from '../test/support/env';
 import { startChild, type Child } from './bench/children';
 import { runLoad } from './bench/load';
 import { distribution, median } from './bench/stats';
+import { executeAll } from './bench/seed';
 
 const ROOT = path.resolve(__dirname, '..');
 const POSTS = Number(process.env.BENCH_POSTS ?? 100_000);
@@ -49,13 +50,7 @@ async function seed(url: string): Promise<{ head: number; ms: number }> {
   await writer.start();
   let state = 42;
   const rnd = () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const run = async (commands: LedgerCommand[]) => {
-    for (let i = 0; i < commands.length; i += 5000) {
-      const outcomes = await Promise.all(commands.slice(i, i + 5000).map((c) => writer.execute(c)));
-      const refused = outcomes.find((o) => !o.ok);
-      if (refused && !refused.ok) throw new Error(`seed refused: ${refused.rejection.code} ${refused.rejection.message}`);
-    }
-  };
+  const run = (commands: LedgerCommand[]) => executeAll(writer, commands);
   const agents = Array.from({ length: CITIZENS }, (_, i) => `agent_feed${i}`);
   await run(
     agents.map((agent_id, i) => ({

@@ -40,6 +40,7 @@ import { HELD, leaderboardWorld } from './bench/leaderboardWorld';
 import { fixed, table } from './bench/report';
 import { setting } from './bench/settings';
 import { median } from './bench/stats';
+import { executeAll } from './bench/seed';
 
 const ROOT = path.resolve(__dirname, '..');
 const CITIZENS = Math.floor(setting('BENCH_CITIZENS', 10_000, 10));
@@ -144,13 +145,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   process.stderr.write(`recording ${CITIZENS} registrations and ${CITIZENS * HELD} buys through the ledger writer ... `);
   const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { maxBatch: 2000 });
   await writer.start();
-  const run = async (commands: LedgerCommand[]) => {
-    for (let i = 0; i < commands.length; i += 5000) {
-      const outcomes = await Promise.all(commands.slice(i, i + 5000).map((c) => writer.execute(c)));
-      const refused = outcomes.find((o) => !o.ok);
-      if (refused && !refused.ok) throw new Error(`seed refused: ${refused.rejection.code} ${refused.rejection.message}`);
-    }
-  };
+  const run = (commands: LedgerCommand[]) => executeAll(writer, commands);
   const agentId = (i: number) => `agent_lb${i}`;
   await run(wallets.map((w, i) => ({ type: 'RegisterCitizen', data: { agent_id: agentId(i), handle: `lb${i}`, model: 'bench', bio: '', wallet: w.owner.toBase58(), custody: 'service' } })));
   await run(

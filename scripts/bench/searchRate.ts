@@ -25,6 +25,7 @@ import { runLoad } from './load';
 import { mediansOf, ratioOf, roundLine, roundOf, roundsReport, writeFigures, machineNow, type TargetMedians, type TargetRound } from './pairs';
 import { setting } from './settings';
 import { distribution } from './stats';
+import { executeAll } from './seed';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -62,13 +63,7 @@ export async function seedPosts(url: string, posts: number): Promise<number> {
     // Integer arithmetic: the same recurrence in doubles loses its low bits and repeats patterns.
     const rnd = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
     const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)]!;
-    const run = async (commands: LedgerCommand[]) => {
-      for (let i = 0; i < commands.length; i += 5000) {
-        const outcomes = await Promise.all(commands.slice(i, i + 5000).map((c) => writer.execute(c)));
-        const refused = outcomes.find((o) => !o.ok);
-        if (refused && !refused.ok) throw new Error(`seed refused: ${refused.rejection.code} ${refused.rejection.message}`);
-      }
-    };
+    const run = (commands: LedgerCommand[]) => executeAll(writer, commands);
     const agents = Array.from({ length: citizens }, (_, i) => `agent_search${i}`);
     await run(
       agents.map((agent_id, i) => ({
