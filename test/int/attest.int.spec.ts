@@ -180,6 +180,34 @@ describe('full re-verification of the ledger chain', () => {
     expect(await b.fullRunning()).toBe(false);
   });
 
+  it('answers a pass that finishes while an answer is being made as it was when the answer took its result', async () => {
+    const { database, store, snapshots } = await open();
+    const gate = await gatedStore(database, store);
+    // The answer waits inside, after reading the pass's record, until the pass has finished.
+    let passDone: Promise<void> = Promise.resolve();
+    const slow = Object.create(gate.store) as PostgresEventStore;
+    slow.lowestTamperedRevision = async (stream) => {
+      await passDone;
+      return store.lowestTamperedRevision(stream);
+    };
+    const attestor = new Attestor(slow, snapshots);
+    expect((await attestor.attest()).verified).toMatchObject({ ok: true, checked: ENTRIES });
+    await bypassingTriggers(database, sql`update es.events set data = replace(data, '"model":"m"', '"model":"x"') where revision = ${TAMPERED_SEQ}`);
+    const run = await attestor.startFull('request');
+    await waitingPass(database);
+    passDone = run.done!;
+    const answering = attestor.attest();
+    await gate.release();
+    const answer = await answering;
+    // Still running when its record was read, so its finding is not in this answer's prefix yet: it must
+    // not be reported as finished beside a verified prefix that does not include it.
+    expect(answer.full).toMatchObject({ state: 'running' });
+    expect(answer.verified).toMatchObject({ ok: true });
+    const next = await attestor.attest();
+    expect(next.full).toMatchObject({ state: 'finished', ok: false, first_bad: { seq: TAMPERED_SEQ } });
+    expect(next.verified).toMatchObject({ ok: false, first_bad_seq: TAMPERED_SEQ, last_full_ok: false });
+  });
+
   it('reads over its own connection in a worker thread, which a stop ends: the pass is abandoned and another may start', async () => {
     const { database, store, snapshots } = await open();
     const gate = await gatedStore(database, store);

@@ -307,7 +307,10 @@ export class Attestor {
 
   private async verify(full: boolean): Promise<Attestation> {
     await this.loadPrefix();
-    const record = await this.fullRecord();
+    // A copy: the running pass's record changes while this answer awaits, and the answer must report the
+    // pass as it was when its result was (or was not yet) taken into the prefix.
+    const found = await this.fullRecord();
+    const record = found && structuredClone(found);
     await this.takeFullResult(record);
     const tampered = isTamperAware(this.store) ? await this.store.lowestTamperedRevision(LEDGER_STREAM) : null;
     if (full || (tampered !== null && tampered <= this.verifiedSeq) || !(await this.prefixEndIntact())) {
@@ -356,7 +359,7 @@ export class Attestor {
       : { ok: true, checked: this.verifiedSeq + 1 };
     if (checkedTo > startedAt) verified.checked_now = { from: startedAt + 1, to: checkedTo };
     if (startedAt >= 0) verified.from_earlier = { from: 0, to: startedAt };
-    const latest = this.running?.record ?? record;
+    const latest = record;
     if (latest?.last_finished) {
       verified.last_full_at = latest.last_finished.finished_at;
       verified.last_full_ok = latest.last_finished.ok;
