@@ -100,6 +100,17 @@ describe('decision state kept in a table, with memory bounded', () => {
     expect(await storedHead(database)).toBe(writer.head.seq);
   }, 60_000);
 
+  it('keeps memory bounded by reads alone, with no write between them', async () => {
+    const { store } = await open();
+    const writer = await tiered(store);
+    for (let i = 0; i < 20; i++) await writer.execute(register(i));
+    const reader = await tiered(store);
+    for (let i = 0; i < 20; i++) expect(await reader.read((s) => s.citizens.byHandle.get(`h${i}`))).toBe(`agent_${i}`);
+    const state = await reader.read((s) => s);
+    // At most the cap, plus what the last read loaded.
+    for (const map of ledgerModel.journal(state).allMaps()) expect(map.size).toBeLessThanOrEqual(4);
+  }, 60_000);
+
   it('stays correct with two tiered writers racing: one winner per handle, and one stored state', async () => {
     const one = await open();
     const two = await open();

@@ -78,7 +78,12 @@ export class LedgerWriter<S, C> {
     for (;;) {
       const { result, cold } = journal.probing(() => read(this.state));
       if (cold.length === 0) return result;
-      await this.turn(() => this.load(cold));
+      // Reads with no writes between them (authentication of many citizens) must not grow memory either:
+      // evict first, so that what this read loads stays for its next run.
+      await this.turn(async () => {
+        this.evict();
+        await this.load(cold);
+      });
     }
   }
 
