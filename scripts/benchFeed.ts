@@ -17,7 +17,7 @@ import { REDIS_URL, freshDatabase, tempDir } from '../test/support/env';
 import { startChild, type Child } from './bench/children';
 import { runLoad } from './bench/load';
 import { distribution, median } from './bench/stats';
-import { executeAll } from './bench/seed';
+import { executeAll, skewedVotes } from './bench/seed';
 
 const ROOT = path.resolve(__dirname, '..');
 const POSTS = Number(process.env.BENCH_POSTS ?? 100_000);
@@ -79,17 +79,7 @@ async function seed(url: string): Promise<{ head: number; ms: number }> {
       return { type: 'CreatePost' as const, agentId: author, data: { post_id: `post_feedr${i}`, body: body(), mint: null, parent_id: pick(top, rnd).id, tags: [] } };
     }),
   );
-  const votes: LedgerCommand[] = [];
-  const seen = new Set<string>();
-  for (let i = 0; i < POSTS / 2; i++) {
-    const voter = agents[Math.floor(rnd() * CITIZENS)]!;
-    // Skewed toward recent posts, so the hot ranking has real work to do.
-    const target = top[Math.floor(top.length * Math.sqrt(rnd()))]!;
-    if (target.author === voter || seen.has(`${voter}|${target.id}`)) continue;
-    seen.add(`${voter}|${target.id}`);
-    votes.push({ type: 'CastVote', agentId: voter, data: { post_id: target.id, value: rnd() < 0.8 ? 1 : -1 } });
-  }
-  await run(votes);
+  await run(skewedVotes(agents, top, POSTS / 2, rnd));
   const head = writer.head.seq;
   await store.close();
   await database.close();

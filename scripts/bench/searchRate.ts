@@ -25,7 +25,7 @@ import { runLoad } from './load';
 import { mediansOf, ratioOf, roundLine, roundOf, roundsReport, writeFigures, machineNow, type TargetMedians, type TargetRound } from './pairs';
 import { setting } from './settings';
 import { distribution } from './stats';
-import { executeAll } from './seed';
+import { executeAll, skewedVotes } from './seed';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -95,17 +95,7 @@ export async function seedPosts(url: string, posts: number): Promise<number> {
         data: { post_id: `post_searchr${i}`, body: body(), mint: null, parent_id: pick(top).id, tags: [] },
       })),
     );
-    const votes: LedgerCommand[] = [];
-    const seen = new Set<string>();
-    for (let i = 0; i < posts / 2; i++) {
-      const voter = agents[Math.floor(rnd() * citizens)]!;
-      // Skewed toward recent posts, so the hot order differs from the newest-first one.
-      const target = top[Math.floor(top.length * Math.sqrt(rnd()))]!;
-      if (target.author === voter || seen.has(`${voter}|${target.id}`)) continue;
-      seen.add(`${voter}|${target.id}`);
-      votes.push({ type: 'CastVote', agentId: voter, data: { post_id: target.id, value: rnd() < 0.8 ? 1 : -1 } });
-    }
-    await run(votes);
+    await run(skewedVotes(agents, top, posts / 2, rnd));
     return writer.head.seq;
   } finally {
     await store.close();

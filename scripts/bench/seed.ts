@@ -9,3 +9,20 @@ export async function executeAll(writer: LedgerWriter<LedgerState, LedgerCommand
     if (refused && !refused.ok) throw new Error(`seed refused: ${refused.rejection.code} ${refused.rejection.message}`);
   }
 }
+
+/**
+ * `count` tries at a vote by a random citizen, skewed toward the newest of `top` (so the hot order differs
+ * from the newest-first one); self votes and repeats are skipped, four in five are up.
+ */
+export function skewedVotes(agents: readonly string[], top: ReadonlyArray<{ id: string; author: string }>, count: number, rnd: () => number): LedgerCommand[] {
+  const votes: LedgerCommand[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < count; i++) {
+    const voter = agents[Math.floor(rnd() * agents.length)]!;
+    const target = top[Math.floor(top.length * Math.sqrt(rnd()))]!;
+    if (target.author === voter || seen.has(`${voter}|${target.id}`)) continue;
+    seen.add(`${voter}|${target.id}`);
+    votes.push({ type: 'CastVote', agentId: voter, data: { post_id: target.id, value: rnd() < 0.8 ? 1 : -1 } });
+  }
+  return votes;
+}
