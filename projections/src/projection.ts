@@ -14,7 +14,15 @@ export interface ApplyOptions {
    * which the rebuild runs once after the last batch, instead of being recounted for every batch.
    */
   bulk?: boolean;
+  /**
+   * A rebuild's bulk load on a PostgreSQL server: writes rows to a table that none of them can conflict with
+   * (see insertNew), by COPY.
+   */
+  copy?: CopyRows;
 }
+
+/** Writes rows to a table by COPY: the rows and the columns they fill, typed as for insertRows. */
+export type CopyRows = <R extends object>(table: string, rows: readonly R[], columns: { [K in keyof R]: ColumnType }) => Promise<void>;
 
 /** One read model: the events it cares about, how its rows change for a batch of them, and its migrations. */
 export interface Projection {
@@ -66,4 +74,45 @@ export function unnestRows<R extends object>(rows: readonly R[], columns: { [K i
 export function insertRows<R extends object>(table: string, rows: readonly R[], columns: { [K in keyof R]: ColumnType }): RawBuilder<unknown> {
   const names = Object.keys(columns).join(', ');
   return sql`insert into ${sql.raw(table)} (${sql.raw(names)}) select ${sql.raw(names)} from ${unnestRows(rows, columns)}`;
+}
+
+/**
+ * Rows new to their table: by COPY in a rebuild's bulk load on a server (ApplyOptions.copy), else one INSERT
+ * followed by `onConflict`. Only for rows no other row of the ledger can conflict with (one per entry, or per
+ * id the ledger writer keeps unique): a bulk load applies each batch once into an empty schema, so there,
+ * the conflict clause that makes a batch idempotent has nothing to do.
+ */
+export async function insertNew<R extends object>(
+  trx: Kysely<any>,
+  table: string,
+  rows: readonly R[],
+  columns: { [K in keyof R]: ColumnType },
+  onConflict: RawBuilder<unknown>,
+  options: ApplyOptions | undefined,
+): Promise<void> {
+  if (rows.length === 0) return;
+  if (options?.copy) return options.copy(table, rows, columns);
+  await sql`${insertRows(table, rows, columns)} ${onConflict}`.execute(trx);
+}
+
+/** A value in COPY's text format: backslash escapes for the characters that delimit, `\N` for null. */
+function copyValue(value: unknown, type: ColumnType): string {
+  if (value === null || value === undefined) return '\\N';
+  if (type === 'boolean') return value ? 't' : 'f';
+  const text = String(value);
+  return /[\\\n\r\t]/.test(text) ? text.replace(/[\\\n\r\t]/g, (c) => COPY_ESCAPES[c]!) : text;
+}
+
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * Rows as the body of `COPY table (columns) FROM STDIN` in text format. Numbers print as they would in a JSON
+ * array, so a double reaches the column exactly as through insertRows; encoding the text as UTF-8 makes a lone
+ * surrogate U+FFFD, as a bound parameter would.
+ */
+export function copyText<R extends object>(rows: readonly R[], columns: { [K in keyof R]: ColumnType }): string {
+  const names = Object.keys(columns) as Array<keyof R & string>;
+  let out = '';
+  for (const row of rows) out += names.map((name) => copyValue(row[name], columns[name])).join('\t') + '\n';
+  return out;
 }

@@ -1,8 +1,12 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { Bus } from '@svc/bus';
 import { LEDGER_STREAM, type EventStore, type LedgerEntry, type StoredEvent } from '@svc/ledger';
 import { migrate, quoteIdent, type SqlDatabase } from '@svc/readmodel';
-import { handles, type ProjectedEntry, type Projection } from './projection';
+import { copyText, handles, type CopyRows, type ProjectedEntry, type Projection } from './projection';
 import { Projector, readCheckpoint, readModelMigrations, writeCheckpoint } from './projector';
 
 /** Ledger entries per batch of a rebuild's load: enough that a batch's statements cost, not their round trips. */
@@ -27,6 +31,22 @@ async function dropSecondaryIndexes(db: Kysely<any>, schema: string): Promise<st
   found.rows.sort((a, b) => Number(b.definition.includes('USING gin')) - Number(a.definition.includes('USING gin')));
   for (const { name } of found.rows) await sql.raw(`drop index ${quoteIdent(schema)}.${quoteIdent(name)}`).execute(db);
   return found.rows.map((r) => r.definition);
+}
+
+/** COPY on a connection of its own, committed without waiting for the disk, as the rest of a bulk load. */
+async function copyConnection(url: string): Promise<{ copy: CopyRows; close(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: url, application_name: 'svc-rebuild' });
+  // A cut connection fails the COPY under way; the event itself must not end the process.
+  client.on('error', () => undefined);
+  await client.connect();
+  await client.query('set synchronous_commit = off');
+  return {
+    copy: async (table, rows, columns) => {
+      const names = Object.keys(columns).join(', ');
+      await pipeline(Readable.from([copyText(rows, columns)]), client.query(copyFrom(`copy ${table} (${names}) from stdin`)));
+    },
+    close: () => client.end(),
+  };
 }
 
 /** Runs `work` over `items`, at most `limit` at a time; after a failure, starts no more. */
@@ -60,46 +80,89 @@ async function loadInBulk(options: {
   batchSize: number;
   onProgress?: (seq: number) => void;
 }): Promise<void> {
-  const { db } = options.database;
   const parallel = options.database.kind === 'pg' ? PARALLEL : 1;
+  const url = options.database.kind === 'pg' ? options.database.url : undefined;
+  // Rows new to their table go by COPY, a connection per lane, beside the lane's transaction for the rest.
+  const copies = url ? await Promise.all(Array.from({ length: parallel }, () => copyConnection(url))) : [];
+  try {
+    await loadBatches(options, parallel, copies.map((c) => c.copy));
+  } finally {
+    await Promise.all(copies.map((c) => c.close().catch(() => undefined)));
+  }
+}
+
+/** Batches read and parsed ahead of the slowest projection's apply. */
+const BATCHES_AHEAD = 2;
+
+/**
+ * Each projection applies the batches in order, in a transaction per batch, and runs ahead of the others
+ * (up to BATCHES_AHEAD batches): projections write tables of their own and, loading, read no other's, so only
+ * the checkpoint waits for all.
+ * At most `copies.length || 1` applies run at once, each with a COPY connection of its own.
+ */
+async function loadBatches(
+  options: { database: SqlDatabase; store: EventStore; projections: Projection[]; schema: string; batchSize: number; onProgress?: (seq: number) => void },
+  parallel: number,
+  copies: CopyRows[],
+): Promise<void> {
+  const { db } = options.database;
+  const free: Array<CopyRows | undefined> = copies.length > 0 ? [...copies] : Array.from({ length: parallel }, () => undefined);
+  const waiting: Array<() => void> = [];
+  const apply = async (projection: Projection, mine: ProjectedEntry[]) => {
+    while (free.length === 0) await new Promise<void>((resolve) => waiting.push(resolve));
+    const copy = free.pop();
+    try {
+      await db.transaction().execute(async (trx) => {
+        await sql`set local synchronous_commit = off`.execute(trx);
+        await projection.apply(trx, options.schema, mine, { bulk: true, copy });
+      });
+    } finally {
+      free.push(copy);
+      waiting.shift()?.();
+    }
+  };
   const read = (from: number) => {
     const reading = options.store.readForward(LEDGER_STREAM, from, options.batchSize);
     // Awaited below, unless applying the batch before it failed first.
     reading.catch(() => undefined);
     return reading;
   };
+  const chains = new Map<Projection, Promise<void>>();
+  const inFlight: Array<Promise<void>> = [];
+  let checkpointed: Promise<void> = Promise.resolve();
   let at = await readCheckpoint(db, options.schema);
   let next = read(at + 1);
-  for (;;) {
-    const batch: StoredEvent[] = await next;
-    const full = batch.length === options.batchSize;
-    if (full) next = read(batch[batch.length - 1]!.revision + 1);
-    if (batch.length === 0) return;
-    const parsed: ProjectedEntry[] = batch.map((e) => ({ entry: JSON.parse(e.data) as LedgerEntry, bytes: e.data }));
-    if (parsed[0]!.entry.seq !== at + 1) throw new Error(`gap: checkpoint ${at}, next entry ${parsed[0]!.entry.seq}`);
-    // Projections write tables of their own, so each lane applies its share in one transaction of its own. Lanes
-    // are balanced by the entries they take, biggest share first.
-    const lanes = Array.from({ length: parallel }, () => ({ entries: 0, work: [] as Array<{ projection: Projection; mine: ProjectedEntry[] }> }));
-    const work = options.projections.map((projection) => ({ projection, mine: parsed.filter((p) => handles(projection, p.entry.type)) })).filter((w) => w.mine.length > 0);
-    for (const w of [...work].sort((a, b) => b.mine.length - a.mine.length)) {
-      const lane = lanes.reduce((least, l) => (l.entries < least.entries ? l : least));
-      lane.work.push(w);
-      lane.entries += w.mine.length;
+  try {
+    for (;;) {
+      const batch: StoredEvent[] = await next;
+      const full = batch.length === options.batchSize;
+      if (full) next = read(batch[batch.length - 1]!.revision + 1);
+      if (batch.length === 0) break;
+      const parsed: ProjectedEntry[] = batch.map((e) => ({ entry: JSON.parse(e.data) as LedgerEntry, bytes: e.data }));
+      if (parsed[0]!.entry.seq !== at + 1) throw new Error(`gap: checkpoint ${at}, next entry ${parsed[0]!.entry.seq}`);
+      at = parsed[parsed.length - 1]!.entry.seq;
+      const applied = options.projections.flatMap((projection) => {
+        const mine = parsed.filter((p) => handles(projection, p.entry.type));
+        if (mine.length === 0) return [];
+        const run = (chains.get(projection) ?? Promise.resolve()).then(() => apply(projection, mine));
+        chains.set(projection, run);
+        return [run];
+      });
+      const last = at;
+      checkpointed = Promise.all([checkpointed, ...applied]).then(async () => {
+        await writeCheckpoint(db, options.schema, last);
+        options.onProgress?.(last);
+      });
+      // A failure is thrown by the await below or by the last one; meanwhile it must not go unhandled.
+      checkpointed.catch(() => undefined);
+      inFlight.push(checkpointed);
+      if (inFlight.length > BATCHES_AHEAD) await inFlight.shift();
+      if (!full) break;
     }
-    await Promise.all(
-      lanes
-        .filter((lane) => lane.work.length > 0)
-        .map((lane) =>
-          db.transaction().execute(async (trx) => {
-            await sql`set local synchronous_commit = off`.execute(trx);
-            for (const { projection, mine } of lane.work) await projection.apply(trx, options.schema, mine, { bulk: true });
-          }),
-        ),
-    );
-    at = parsed[parsed.length - 1]!.entry.seq;
-    await writeCheckpoint(db, options.schema, at);
-    options.onProgress?.(at);
-    if (!full) return;
+    await checkpointed;
+  } finally {
+    // Nothing may still be writing when the connections close, even after a failure.
+    await Promise.allSettled([...chains.values(), checkpointed]);
   }
 }
 

@@ -28,7 +28,10 @@ async function dump(database: SqlDatabase, schema: string): Promise<Record<strin
   return out;
 }
 
-/** Citizens, tagged posts, replies by others and by their authors, votes changed and changed back, flags. */
+/** Text that COPY's format must escape or that UTF-8 must repair: backslashes, tabs, line ends, its null marker, a lone surrogate. */
+const AWKWARD = 'a\\b\tc\nd\re \\N "q" é 🚀 \uD800 end\\';
+
+/** Citizens, tagged posts, replies by others and by their authors, votes changed and changed back, flags; some text awkward. */
 async function writeSociety(writer: LedgerWriter<LedgerState, LedgerCommand>): Promise<void> {
   const run = async (commands: LedgerCommand[]) => {
     const outcomes = await Promise.all(commands.map((c) => writer.execute(c)));
@@ -36,12 +39,12 @@ async function writeSociety(writer: LedgerWriter<LedgerState, LedgerCommand>): P
     if (refused && !refused.ok) throw new Error(`setup refused: ${refused.rejection.code} ${refused.rejection.message}`);
   };
   const agent = (n: number) => `agent_${n}`;
-  await run(Array.from({ length: CITIZENS }, (_, n) => ({ type: 'RegisterCitizen', data: { agent_id: agent(n), handle: `b${n}`, model: 'm', bio: `bio ${n}`, wallet: `W${n}`, custody: 'service' } })));
+  await run(Array.from({ length: CITIZENS }, (_, n) => ({ type: 'RegisterCitizen', data: { agent_id: agent(n), handle: `b${n}`, model: 'm', bio: n === 1 ? AWKWARD : `bio ${n}`, wallet: `W${n}`, custody: 'service' } })));
   const posts: LedgerCommand[] = [];
   for (let n = 0; n < CITIZENS; n++) {
     for (let i = 0; i < POSTS_EACH; i++) {
       const parent = i % 4 === 3 ? `post_${i % 8 === 7 ? n : (n + 1) % CITIZENS}_${i - 1}` : null;
-      posts.push({ type: 'CreatePost', agentId: agent(n), data: { post_id: `post_${n}_${i}`, body: `thesis ${n} ${i} on the curve`, mint: i % 3 ? null : 'MintB', parent_id: parent, tags: [`T${i % 5}`, 'sol'] } });
+      posts.push({ type: 'CreatePost', agentId: agent(n), data: { post_id: `post_${n}_${i}`, body: i === 2 ? `${AWKWARD} ${n}` : `thesis ${n} ${i} on the curve`, mint: i % 3 ? null : 'MintB', parent_id: parent, tags: [`T${i % 5}`, 'sol'] } });
     }
   }
   await run(posts.filter((p) => (p.data as { parent_id: string | null }).parent_id === null));
@@ -50,7 +53,7 @@ async function writeSociety(writer: LedgerWriter<LedgerState, LedgerCommand>): P
     const vote = (i: number): LedgerCommand => ({ type: 'CastVote', agentId: agent(i % CITIZENS), data: { post_id: `post_${(i * 7 + 3) % CITIZENS}_${i % 3}`, value: i % 5 ? value : value === 1 ? -1 : 1 } });
     await run(Array.from({ length: CITIZENS * 6 }, (_, i) => vote(i)));
   }
-  await run(Array.from({ length: 20 }, (_, i) => ({ type: 'FlagPost', agentId: agent(i), data: { post_id: `post_${(i + 2) % CITIZENS}_0`, reason: `flag ${i}` } })));
+  await run(Array.from({ length: 20 }, (_, i) => ({ type: 'FlagPost', agentId: agent(i), data: { post_id: `post_${(i + 2) % CITIZENS}_0`, reason: i === 3 ? AWKWARD : `flag ${i}` } })));
 }
 
 describe('a rebuild loading in bulk', () => {

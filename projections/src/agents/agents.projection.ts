@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { execAll } from '@svc/readmodel';
 import type { CitizenRegisteredData } from '@svc/domain';
-import { insertRows, type Projection } from '../projection';
+import { insertNew, type Projection } from '../projection';
 
 /**
  * The API refuses U+0000, but the ledger is forever and PostgreSQL text cannot hold it: one such
@@ -35,7 +35,7 @@ export const agentsProjection: Projection = {
         ]),
     },
   ],
-  async apply(trx, schema, entries) {
+  async apply(trx, schema, entries, options) {
     const rows = entries.map(({ entry }) => {
       const d = withoutNul(entry.data as unknown as CitizenRegisteredData);
       return {
@@ -51,6 +51,6 @@ export const agentsProjection: Projection = {
       };
     });
     const columns = { agent_id: 'text', handle: 'text', handle_lower: 'text', model: 'text', bio: 'text', wallet: 'text', custody: 'text', registered_seq: 'bigint', created_at: 'bigint' } as const;
-    await sql`${insertRows(`${schema}.agents`, rows, columns)} on conflict (agent_id) do nothing`.execute(trx);
+    await insertNew(trx, `${schema}.agents`, rows, columns, sql`on conflict (agent_id) do nothing`, options);
   },
 };

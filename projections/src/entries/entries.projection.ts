@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { kindOf } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { insertRows, type Projection } from '../projection';
+import { insertNew, type Projection } from '../projection';
 
 /** Every ledger entry with its hash, for /changes, /record and anyone re-verifying the chain. */
 export const entriesProjection: Projection = {
@@ -25,7 +25,7 @@ export const entriesProjection: Projection = {
         ]),
     },
   ],
-  async apply(trx, schema, entries) {
+  async apply(trx, schema, entries, options) {
     const rows = entries.map(({ entry, bytes }) => ({
       seq: entry.seq,
       type: entry.type,
@@ -36,7 +36,7 @@ export const entriesProjection: Projection = {
       // The stored canonical bytes, so what /changes serves re-hashes exactly.
       body: bytes,
     }));
-    await sql`${insertRows(`${schema}.entries`, rows, { seq: 'bigint', type: 'text', kind: 'text', at: 'bigint', actor: 'text', hash: 'text', body: 'text' })}
-      on conflict (seq) do nothing`.execute(trx);
+    const columns = { seq: 'bigint', type: 'text', kind: 'text', at: 'bigint', actor: 'text', hash: 'text', body: 'text' } as const;
+    await insertNew(trx, `${schema}.entries`, rows, columns, sql`on conflict (seq) do nothing`, options);
   },
 };

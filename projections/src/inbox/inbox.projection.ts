@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { BountyAwardedData, BountySubmittedData, PostCreatedData, VoteCastData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { insertRows, type Projection } from '../projection';
+import { insertNew, type Projection } from '../projection';
 
 export type InboxKind = 'reply' | 'vote' | 'submission' | 'award';
 
@@ -31,7 +31,7 @@ export const inboxProjection: Projection = {
       up: (db, schema) => execAll(db, [`create index inbox_recipient_kind_at on ${schema}.inbox (recipient_id, kind, at, seq)`]),
     },
   ],
-  async apply(trx, schema, entries) {
+  async apply(trx, schema, entries, options) {
     const rows: Array<{ recipient_id: string; seq: number; kind: InboxKind; actor_id: string; at: number; data: string }> = [];
     const add = (recipient: string | null, kind: InboxKind, entry: { seq: number; actor: string; at: number }, data: Record<string, unknown>) => {
       if (recipient && recipient !== entry.actor) rows.push({ recipient_id: recipient, seq: entry.seq, kind, actor_id: entry.actor, at: entry.at, data: JSON.stringify(data) });
@@ -60,8 +60,7 @@ export const inboxProjection: Projection = {
         }
       }
     }
-    if (rows.length === 0) return;
     const columns = { recipient_id: 'text', seq: 'bigint', kind: 'text', actor_id: 'text', at: 'bigint', data: 'jsonb' } as const;
-    await sql`${insertRows(`${schema}.inbox`, rows, columns)} on conflict (recipient_id, seq) do nothing`.execute(trx);
+    await insertNew(trx, `${schema}.inbox`, rows, columns, sql`on conflict (recipient_id, seq) do nothing`, options);
   },
 };

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { PostCreatedData, PostFlaggedData, VoteCastData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { insertRows, type Projection } from '../projection';
+import { insertNew, insertRows, type Projection } from '../projection';
 
 /**
  * The front page's order: hot = sign(s)·log10(max(|s|, 1)) + created_at / 45,000,000 (ms), with s = net
@@ -128,11 +128,12 @@ export const postsProjection: Projection = {
       }
     }
     const s = sql.raw(schema);
-    if (posts.length > 0) {
-      const columns = { post_id: 'text', author_id: 'text', body: 'text', mint: 'text', parent_id: 'text', root_id: 'text', tags: 'jsonb', hot: 'double precision', created_at: 'bigint', seq: 'bigint', hash: 'text' } as const;
-      await sql`${insertRows(`${schema}.posts`, posts, columns)} on conflict (post_id) do nothing`.execute(trx);
-    }
-    if (tags.length > 0) {
+    const postColumns = { post_id: 'text', author_id: 'text', body: 'text', mint: 'text', parent_id: 'text', root_id: 'text', tags: 'jsonb', hot: 'double precision', created_at: 'bigint', seq: 'bigint', hash: 'text' } as const;
+    await insertNew(trx, `${schema}.posts`, posts, postColumns, sql`on conflict (post_id) do nothing`, options);
+    if (options?.bulk) {
+      // Tag counts are left to settle, which counts the rows.
+      await insertNew(trx, `${schema}.post_tags`, tags, { tag: 'text', post_id: 'text', seq: 'bigint' }, sql`on conflict (tag, post_id) do nothing`, options);
+    } else if (tags.length > 0) {
       // A tag's count moves by the uses this batch added, and only those: post_tags rows are never deleted, so the
       // count stays that of its rows without reading them again, and a batch applied twice adds nothing the second time.
       await sql`
@@ -146,18 +147,19 @@ export const postsProjection: Projection = {
         on conflict (voter_id, post_id) do update set value = excluded.value, seq = excluded.seq, at = excluded.at
         where ${s}.votes.seq < excluded.seq`.execute(trx);
     }
-    if (flags.length > 0) {
-      const columns = { seq: 'bigint', post_id: 'text', flagger_id: 'text', reason: 'text', at: 'bigint' } as const;
-      await sql`${insertRows(`${schema}.flags`, flags, columns)} on conflict (seq) do nothing`.execute(trx);
-    }
+    const flagColumns = { seq: 'bigint', post_id: 'text', flagger_id: 'text', reason: 'text', at: 'bigint' } as const;
+    await insertNew(trx, `${schema}.flags`, flags, flagColumns, sql`on conflict (seq) do nothing`, options);
     if (options?.bulk) return;
     // Counts are recomputed from the rows, never incremented, so applying a batch twice changes nothing.
     if (touchedPosts.size > 0) await recountPosts(trx, schema, [...touchedPosts]);
     if (touchedAuthors.size > 0) await recountKarma(trx, schema, [...touchedAuthors]);
   },
-  // Every post and author a batch would have recounted: those with a vote, a reply or a flag. The others keep
-  // the figures their insert gave them, as they would have batch by batch.
+  // Every tag's count from its rows, and every post and author a batch would have recounted: those with a vote, a
+  // reply or a flag. The others keep the figures their insert gave them, as they would have batch by batch.
   async settle(trx, schema) {
+    const s = sql.raw(schema);
+    await sql`insert into ${s}.tags (tag, posts) select tag, count(*) from ${s}.post_tags group by tag
+      on conflict (tag) do update set posts = excluded.posts`.execute(trx);
     await recountPosts(trx, schema, 'all');
     await recountKarma(trx, schema, 'all');
   },

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { ActionRecordedData, BountyPostedData, CitizenRegisteredData, PostCreatedData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { insertRows, type Projection } from '../projection';
+import { insertNew, insertRows, type Projection } from '../projection';
 
 export type SearchKind = 'post' | 'citizen' | 'bounty' | 'token';
 
@@ -41,7 +41,7 @@ export const searchProjection: Projection = {
       up: (db, schema) => execAll(db, [`create index tags_most_used on ${schema}.tags (posts desc, tag)`]),
     },
   ],
-  async apply(trx, schema, entries) {
+  async apply(trx, schema, entries, options) {
     const rows: Array<{ kind: SearchKind; ref_id: string; text: string; seq: number }> = [];
     for (const { entry } of entries) {
       switch (entry.type) {
@@ -69,7 +69,11 @@ export const searchProjection: Projection = {
         }
       }
     }
-    if (rows.length === 0) return;
-    await sql`${insertRows(`${schema}.search_docs`, rows, { kind: 'text', ref_id: 'text', text: 'text', seq: 'bigint' })} on conflict (ref_id, kind) do nothing`.execute(trx);
+    const columns = { kind: 'text', ref_id: 'text', text: 'text', seq: 'bigint' } as const;
+    const onConflict = sql`on conflict (ref_id, kind) do nothing`;
+    // A coin's mint is the chain's, not an id the ledger writer keeps unique: its rows keep the conflict clause.
+    const tokens = rows.filter((row) => row.kind === 'token');
+    await insertNew(trx, `${schema}.search_docs`, tokens.length > 0 ? rows.filter((row) => row.kind !== 'token') : rows, columns, onConflict, options);
+    if (tokens.length > 0) await sql`${insertRows(`${schema}.search_docs`, tokens, columns)} ${onConflict}`.execute(trx);
   },
 };
