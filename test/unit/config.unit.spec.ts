@@ -10,6 +10,7 @@ describe('configuration refuses values the service cannot run with, naming the v
     ['TREASURY_CYCLE_MS', '50'],
     ['TREASURY_RESERVE_SOL', '0'],
     ['TREASURY_SLIPPAGE_BPS', '10000'],
+    ['DATABASE_STATEMENT_TIMEOUT_MS', '-1'],
   ])('%s=%s', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
   });

@@ -8,6 +8,9 @@ describe('telling a database that does not answer from a fault', () => {
     expect(isDatabaseUnavailable(withCode('the database system is starting up', '57P03'))).toBe(true);
     expect(isDatabaseUnavailable(withCode('sorry, too many clients already', '53300'))).toBe(true);
     expect(isDatabaseUnavailable(withCode('connection failure', '08006'))).toBe(true);
+    expect(isDatabaseUnavailable(withCode('canceling statement due to statement timeout', '57014'))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('timeout exceeded when trying to connect'))).toBe(true);
+    expect(isDatabaseUnavailable(new Error('terminating connection due to idle-in-transaction timeout'))).toBe(true);
     expect(isDatabaseUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isDatabaseUnavailable(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
     expect(isDatabaseUnavailable(withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'))).toBe(true);

@@ -7,7 +7,7 @@ import { startProjector } from './runProjector';
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger(config, 'svc-projector');
-  const { database, store, close } = await openStorage(config, 'svc-projector');
+  const { database, store, close } = await openStorage(config, 'svc-projector', { serving: true });
   const bus = openBus(config, log);
   const running = await startProjector({ database, store, bus, schema: config.readModelSchema, batchSize: config.projectorBatchSize, log });
   const health = http.createServer((req, res) => {

@@ -42,6 +42,12 @@ export interface Config {
   snapshotEvery: number;
   /** Decision-state keys kept in memory per map when the state is tiered (a PostgreSQL event store). */
   stateHotKeys: number;
+  /** How long a serving process waits for a pooled PostgreSQL connection; 0 = no bound. */
+  databaseConnectTimeoutMs: number;
+  /** statement_timeout of a serving process's PostgreSQL sessions; 0 = the server's own. */
+  databaseStatementTimeoutMs: number;
+  /** idle_in_transaction_session_timeout of a serving process's PostgreSQL sessions; 0 = the server's own. */
+  databaseIdleInTransactionTimeoutMs: number;
   /** How often /attest re-verifies the whole chain from seq 0 in the background; 0 = only when asked. */
   attestFullEveryMs: number;
   projectorBatchSize: number;
@@ -104,6 +110,10 @@ function cyclePeriod(ms: number): number {
   return within(ms, 'TREASURY_CYCLE_MS', 100, 86_400_000, '0 turns the schedule off; otherwise a period in milliseconds');
 }
 
+function databaseTimeout(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  return within(int(env, name, fallback), name, 0, 86_400_000, '0 leaves it unbounded; otherwise milliseconds');
+}
+
 function attestPeriod(ms: number): number {
   if (ms === 0) return 0;
   return within(ms, 'ATTEST_FULL_EVERY_MS', 1000, 2_592_000_000, '0 turns the schedule off; otherwise a period in milliseconds');
@@ -138,6 +148,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     checkpointPollMs: within(int(env, 'CHECKPOINT_POLL_MS', 25), 'CHECKPOINT_POLL_MS', 5, 1000, 'a period in milliseconds'),
     snapshotEvery: int(env, 'SNAPSHOT_EVERY', 1000),
     stateHotKeys: int(env, 'STATE_HOT_KEYS', 20000),
+    databaseConnectTimeoutMs: databaseTimeout(env, 'DATABASE_CONNECT_TIMEOUT_MS', 10_000),
+    databaseStatementTimeoutMs: databaseTimeout(env, 'DATABASE_STATEMENT_TIMEOUT_MS', 30_000),
+    databaseIdleInTransactionTimeoutMs: databaseTimeout(env, 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000),
     attestFullEveryMs: attestPeriod(int(env, 'ATTEST_FULL_EVERY_MS', 21_600_000)),
     projectorBatchSize: int(env, 'PROJECTOR_BATCH_SIZE', 500),
     projectorHealthPort: int(env, 'PROJECTOR_HEALTH_PORT', 9464),
@@ -156,7 +169,8 @@ export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'EVENTSTORE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'SOLANA_RPC_URL',
   'PRICE_URL', 'JUPITER_URL', 'DOORBELL_ALLOW_LOOPBACK', 'DOORBELL_CA_FILE',
   'LOCALNET_PORT', 'LOCALNET_SOL_USD', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
-  'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'CHECKPOINT_POLL_MS', 'SNAPSHOT_EVERY', 'STATE_HOT_KEYS', 'ATTEST_FULL_EVERY_MS', 'PROJECTOR_BATCH_SIZE',
+  'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'CHECKPOINT_POLL_MS', 'SNAPSHOT_EVERY', 'STATE_HOT_KEYS',
+  'DATABASE_CONNECT_TIMEOUT_MS', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'ATTEST_FULL_EVERY_MS', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS',
   'TREASURY_TOKEN_MINT', 'TREASURY_CYCLE_MS', 'TREASURY_RESERVE_SOL', 'TREASURY_MIN_BUY_SOL', 'TREASURY_SLIPPAGE_BPS',
 ] as const;

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { liftTimeouts } from '@svc/readmodel';
 import type { StateWrite } from './journal';
 
 /** The ledger head a stored decision state is at. */
@@ -96,6 +97,8 @@ export class PostgresStateTier implements StateTier {
 
   async replaceAll(entries: Iterable<StateWrite>, head: StateHead, version: number, lock: (trx: Kysely<any>) => Promise<number>): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
+      // Stored once for a whole ledger, which may take longer than a serving pool lets a statement run.
+      await liftTimeouts(trx);
       // Under the append lock: no entry can land between the head checked here and the state stored.
       if ((await lock(trx)) !== head.seq) return false;
       await sql`delete from ${this.table}`.execute(trx);

@@ -30,6 +30,21 @@ export interface OpenDatabaseOptions {
   poolSize?: number;
   /** Name shown in pg_stat_activity. */
   applicationName?: string;
+  /** Bounds on waiting for a PostgreSQL server (PGlite has no server to wait for); unset = none. */
+  timeouts?: DatabaseTimeouts;
+}
+
+/**
+ * How long a serving process waits on a PostgreSQL server before failing instead of hanging; 0 = no bound.
+ * Work that is expected to run long lifts the session's bounds in its transaction (`liftTimeouts`).
+ */
+export interface DatabaseTimeouts {
+  /** For a pooled connection: a free one, or a new one to open. */
+  connectMs: number;
+  /** `statement_timeout`: also bounds a statement's wait for a lock. */
+  statementMs: number;
+  /** `idle_in_transaction_session_timeout`: a transaction left open releases its locks. */
+  idleInTransactionMs: number;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<SqlDatabase> {
@@ -37,7 +52,15 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<SqlDat
 }
 
 function openPostgres(url: string, options: OpenDatabaseOptions): SqlDatabase {
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, application_name: options.applicationName });
+  const timeouts = options.timeouts;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    application_name: options.applicationName,
+    connectionTimeoutMillis: timeouts?.connectMs,
+    statement_timeout: timeouts?.statementMs,
+    idle_in_transaction_session_timeout: timeouts?.idleInTransactionMs,
+  });
   // An idle client that errors (e.g. the server restarted) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   // The pool listens for errors only on idle clients: a connection cut while checked out between two queries
@@ -62,7 +85,7 @@ function openPostgres(url: string, options: OpenDatabaseOptions): SqlDatabase {
         }, RELISTEN_MS);
       };
       const connect = async () => {
-        const next = new pg.Client({ connectionString: url, application_name: options.applicationName });
+        const next = new pg.Client({ connectionString: url, application_name: options.applicationName, connectionTimeoutMillis: timeouts?.connectMs });
         const lost = () => {
           if (client !== next) return;
           client = undefined;
@@ -156,6 +179,15 @@ async function openPGlite(dataDir: string): Promise<SqlDatabase> {
 export function quoteIdent(name: string): string {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a safe identifier: ${name}`);
   return `"${name}"`;
+}
+
+/**
+ * Lifts the session's statement and idle-in-transaction bounds until `trx` ends, for work that is expected to
+ * run long (migrations, index builds, storing the whole decision state) on a pool that serves requests.
+ */
+export async function liftTimeouts(trx: Kysely<any>): Promise<void> {
+  await sql`set local statement_timeout = 0`.execute(trx);
+  await sql`set local idle_in_transaction_session_timeout = 0`.execute(trx);
 }
 
 export async function ping(database: SqlDatabase): Promise<void> {

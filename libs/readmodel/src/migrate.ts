@@ -1,5 +1,5 @@
 import { Kysely, sql } from 'kysely';
-import { quoteIdent } from './db';
+import { liftTimeouts, quoteIdent } from './db';
 
 /** A schema migration; `schema` is passed in so a read model can be built side by side under another name. */
 export interface Migration {
@@ -9,12 +9,14 @@ export interface Migration {
 
 /**
  * Applies the migrations not yet recorded in `<schema>.migrations`, in order, each in its own transaction.
- * A transaction-scoped advisory lock keeps two processes starting at once from racing.
+ * A transaction-scoped advisory lock keeps two processes starting at once from racing. An index build or a
+ * wait for another process's migrations may take longer than a serving pool lets a statement run.
  */
 export async function migrate(db: Kysely<any>, schema: string, migrations: Migration[]): Promise<string[]> {
   const applied: string[] = [];
   const s = quoteIdent(schema);
   await db.transaction().execute(async (trx) => {
+    await liftTimeouts(trx);
     await sql`select pg_advisory_xact_lock(hashtext(${'migrate:' + schema}))`.execute(trx);
     await sql.raw(`create schema if not exists ${s}`).execute(trx);
     await sql.raw(`create table if not exists ${s}.migrations (name text primary key, applied_at timestamptz not null default now())`).execute(trx);

@@ -64,10 +64,13 @@ export function connectChain(config: Config, bundled?: { rpcUrl: string; wsUrl: 
 export const TREASURY_WALLET = 'treasury';
 const DEPLOY_TABLE_SETTING = 'deploy_lookup_table';
 
-/** The one composition root: configuration -> event store, ledger writer, read database, vault, bus, chain. */
+/**
+ * The one composition root: configuration -> event store, ledger writer, read database, vault, bus, chain.
+ * Its processes serve requests, so their waits on a PostgreSQL server are bounded.
+ */
 export async function buildRuntime(config: Config, log: Logger, options: RuntimeOptions = {}): Promise<Runtime> {
   rememberProgramAddresses();
-  const storage = await openStorage(config, options.applicationName ?? 'svc');
+  const storage = await openStorage(config, options.applicationName ?? 'svc', { serving: true });
   const { database, store } = storage;
   const batchListeners: Array<(commands: number, entries: number) => void> = [];
   let writer: LedgerWriter<LedgerState, LedgerCommand>;

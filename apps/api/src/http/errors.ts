@@ -69,8 +69,11 @@ export const unauthorized = () =>
 /** Seconds a client is asked to wait when the database does not answer: a pool reconnects within one. */
 export const DATABASE_RETRY_AFTER_SECONDS = 1;
 
-/** SQLSTATE classes and codes that mean the server cannot be reached or is going away, not that a query is wrong. */
-const UNREACHABLE_SQLSTATE = /^(08|57P0[1-5]|53300|53400)/;
+/**
+ * SQLSTATE classes and codes that mean the server cannot be reached, is going away, or did not answer within
+ * the statement timeout (57014: e.g. a lock someone else holds), not that a query is wrong.
+ */
+const UNREACHABLE_SQLSTATE = /^(08|57P0[1-5]|57014|53300|53400)/;
 const UNREACHABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
 // node-postgres reports a dropped or refused connection with a plain Error, by these messages.
 const UNREACHABLE_MESSAGE = /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect|Connection terminated due to connection timeout|terminating connection due to)/;
