@@ -18,8 +18,14 @@ export function initialCaps(journal: Journal, entries?: Iterable<readonly [strin
   return new JournaledMap(journal, 'caps', entries);
 }
 
+const DAY_MS = 86_400_000;
+/** The last day formatted: entries come in time order, so nearly every call is for the same day as the last. */
+let lastDay = { index: Number.NaN, text: '' };
+
 export function utcDay(at: number): string {
-  return new Date(at).toISOString().slice(0, 10);
+  const index = Math.floor(at / DAY_MS);
+  if (index !== lastDay.index) lastDay = { index, text: new Date(index * DAY_MS).toISOString().slice(0, 10) };
+  return lastDay.text;
 }
 
 export function capUsed(state: CapsState, agentId: string, cap: CapName, at: number): number {
