@@ -145,7 +145,7 @@ describe('decision state kept in a table, with memory bounded', () => {
     expect(await restarted.execute(register(25))).toMatchObject({ ok: true, entries: [{ seq: 25 }] });
   }, 60_000);
 
-  it('stores the whole state once on a ledger kept before it was tiered, from its snapshot and tail', async () => {
+  it('stores the whole state on a ledger kept before it was tiered, which has snapshots', async () => {
     const { database, store } = await open();
     const snapshots = await new SnapshotStore(database).init();
     const before = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { snapshots, snapshotEvery: 5 });
@@ -159,6 +159,54 @@ describe('decision state kept in a table, with memory bounded', () => {
     expect(await storedState(database)).toEqual(await wholeState(store));
     expect(await writer.execute(vote(2, 'p1', 1))).toEqual({ ok: true, entries: [] });
     expect(await writer.execute(register('x', 'H11'))).toMatchObject({ ok: false, rejection: { code: 'handle_taken' } });
+  }, 60_000);
+
+  it('builds the state of a ledger kept before it was tiered page by page, holding a few pages of keys at most', async () => {
+    const { database, store } = await open();
+    const before = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);
+    await before.start();
+    for (let i = 0; i < 40; i++) await before.execute(register(i));
+    for (let i = 0; i < 12; i++) await before.execute(post(i, `p${i}`));
+    for (let i = 0; i < 30; i++) await before.execute(vote((i % 10) + 20, `p${i % 12}`, i % 3 ? 1 : -1));
+    const real = store.stateTier(LEDGER_STREAM);
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { tier: { ...tierOf(store, 3)!, state: Object.create(real) as StateTier, catchUpPage: 7 } });
+    const maps = [...ledgerModel.journal(await writer.read((s) => s)).allMaps()];
+    let pages = 0;
+    let mostHeld = 0;
+    // Sampled as each page's write is issued: the hot keys, and those of the page being written.
+    (writer as unknown as { options: { tier: { state: StateTier } } }).options.tier.state.advance = (writes, from, head) => {
+      pages += 1;
+      mostHeld = Math.max(mostHeld, ...maps.map((map) => map.size));
+      return real.advance(writes, from, head);
+    };
+    await writer.start();
+    expect(writer.head.seq).toBe(81);
+    expect(pages).toBe(Math.ceil(82 / 7));
+    // Three hot keys, and those of the page whose write was in flight.
+    expect(mostHeld).toBeLessThanOrEqual(3 + 7);
+    expect(await storedHead(database)).toBe(81);
+    expect(await storedState(database)).toEqual(await wholeState(store));
+    expect(await writer.execute(register('x', 'H39'))).toMatchObject({ ok: false, rejection: { code: 'handle_taken' } });
+    expect(await writer.execute(vote(20, 'p0', -1))).toEqual({ ok: true, entries: [] });
+  }, 60_000);
+
+  it('builds one stored state when two processes start on a ledger kept before it was tiered at once', async () => {
+    const one = await open();
+    const two = await open();
+    const before = new LedgerWriter<LedgerState, LedgerCommand>(one.store, ledgerModel);
+    await before.start();
+    for (let i = 0; i < 30; i++) await before.execute(register(i));
+    for (let i = 0; i < 20; i++) await before.execute(post(i, `p${i}`));
+    const start = (store: PostgresEventStore) => {
+      const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { tier: { ...tierOf(store, 2)!, catchUpPage: 3 } });
+      return writer.start().then(() => writer);
+    };
+    const [first, second] = await Promise.all([start(one.store), start(two.store)]);
+    expect([first.head.seq, second.head.seq]).toEqual([49, 49]);
+    expect(await storedHead(one.database)).toBe(49);
+    expect(await storedState(one.database)).toEqual(await wholeState(one.store));
+    expect(await first.execute(register('x', 'h29'))).toMatchObject({ ok: false, rejection: { code: 'handle_taken' } });
+    expect(await second.execute(post(3, 'p3'))).toMatchObject({ ok: false });
   }, 60_000);
 
   it('takes in entries stored without a writer, and stores the state they bring', async () => {

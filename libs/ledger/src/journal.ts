@@ -111,9 +111,18 @@ export class Journal {
     for (const map of this.maps.values()) map.forgetAll();
   }
 
-  /** Keeps at most `perMap` keys in memory per map, dropping the least recently used. Only between batches. */
-  evict(perMap: number): void {
-    for (const map of this.maps.values()) map.evict(perMap);
+  /**
+   * Keeps at most `perMap` keys in memory per map, dropping the least recently used, but never one of `pinned`
+   * (writes committed here and not yet stored). Only between batches.
+   */
+  evict(perMap: number, pinned: readonly StateWrite[] = []): void {
+    const keep = new Map<string, Set<string>>();
+    for (const { map, key } of pinned) {
+      let keys = keep.get(map);
+      if (!keys) keep.set(map, (keys = new Set()));
+      keys.add(key);
+    }
+    for (const map of this.maps.values()) map.evict(perMap, keep.get(map.name));
   }
 }
 
@@ -213,12 +222,14 @@ export class JournaledMap<K, V> {
     this.map.clear();
   }
 
-  evict(keep: number): void {
+  evict(keep: number, pinned?: ReadonlySet<string>): void {
     if (this.map.size <= keep) return;
     let drop = this.map.size - keep;
     for (const key of this.map.keys()) {
-      if (drop-- <= 0) break;
+      if (drop <= 0) break;
+      if (pinned?.has(String(key))) continue;
       this.map.delete(key);
+      drop -= 1;
     }
   }
 

@@ -20,10 +20,16 @@ export interface LedgerWriterOptions {
   /**
    * Keeps the decision state in this store, in step with every append, and only the keys used lately in
    * memory (`hotKeys` per map): memory then follows what deciding needs, not the ledger's length, and no
-   * snapshot is taken. `lockStream` is the event store's append lock (PostgreSQL), used once to store a
-   * state built in memory.
+   * snapshot is taken or read. `lockStream` is the event store's append lock (PostgreSQL), taken to reset the
+   * stored state before it is built from the ledger.
    */
-  tier?: { state: StateTier; hotKeys?: number; lockStream(trx: import('kysely').Kysely<any>): Promise<number> };
+  tier?: {
+    state: StateTier;
+    hotKeys?: number;
+    lockStream(trx: import('kysely').Kysely<any>): Promise<number>;
+    /** Entries per page when taking in entries stored without a writer (5,000). */
+    catchUpPage?: number;
+  };
   snapshots?: SnapshotStore;
   snapshotEvery?: number;
   maxBatch?: number;
@@ -35,6 +41,8 @@ export interface LedgerWriterOptions {
 const MAX_CONFLICT_RETRIES = 50;
 const DEFAULT_HOT_KEYS = 20_000;
 const CATCH_UP_PAGE = 1000;
+/** A page big enough that its round trips cost little beside its work, small beside the hot keys. */
+const TIERED_CATCH_UP_PAGE = 5000;
 const MAX_STORE_RETRIES = 3;
 
 /**
@@ -130,32 +138,20 @@ export class LedgerWriter<S, C> {
   }
 
   /**
-   * A ledger kept before its state was tiered has none stored: it is built in memory once, as before
-   * (from the snapshot and the tail), stored whole, and dropped from memory.
+   * A ledger kept before its state was tiered has none stored: its state is built by reading the ledger from
+   * the start through the tier, page by page, as entries appended without a writer are taken in, so that
+   * memory holds the hot keys only, even while the state of a long ledger is built.
    */
   private async startTiered(tier: NonNullable<LedgerWriterOptions['tier']>): Promise<void> {
     const journal = this.model.journal(this.state);
-    for (;;) {
-      const stored = await tier.state.head(this.model.snapshotVersion);
-      if (stored && (await this.storeHas(stored.seq, stored.hash))) {
-        this.moveHead(stored);
-        break;
-      }
+    journal.tiered = true;
+    const stored = await tier.state.head(this.model.snapshotVersion);
+    if (stored && (await this.storeHas(stored.seq, stored.hash))) {
+      this.moveHead(stored);
+    } else {
       if (stored) this.options.log?.warn({ seq: stored.seq }, 'stored decision state ignored: the event store does not hold its head');
-      this.state = this.model.initialState();
-      this.headSeq = -1;
-      this.headHash = GENESIS_HASH;
-      this.headAt = 0;
-      await this.startInMemory();
-      const all = function* (maps: ReturnType<typeof journal.allMaps>): Iterable<StateWrite> {
-        for (const map of maps) for (const [key, value] of map.entries()) yield { map: map.name, key: String(key), value };
-      };
-      const head = { seq: this.headSeq, hash: this.headHash, at: this.headAt };
-      if (await tier.state.replaceAll(all(this.model.journal(this.state).allMaps()), head, this.model.snapshotVersion, tier.lockStream)) break;
+      await tier.state.reset(this.model.snapshotVersion, tier.lockStream);
     }
-    const tiered = this.model.journal(this.state);
-    tiered.forgetAll();
-    tiered.tiered = true;
     await this.catchUp();
   }
 
@@ -167,7 +163,12 @@ export class LedgerWriter<S, C> {
 
   /** Between batches only: a batch's writes stay in memory until it is committed or rolled back. */
   private evict(): void {
-    if (this.options.tier) this.model.journal(this.state).evict(this.options.tier.hotKeys ?? DEFAULT_HOT_KEYS);
+    this.evictExcept([]);
+  }
+
+  /** Evicts, but keeps the keys of writes not stored yet. */
+  private evictExcept(pending: readonly StateWrite[]): void {
+    if (this.options.tier) this.model.journal(this.state).evict(this.options.tier.hotKeys ?? DEFAULT_HOT_KEYS, pending);
   }
 
   /** Loads cold keys into memory (as they are stored: committed state). */
@@ -206,7 +207,10 @@ export class LedgerWriter<S, C> {
 
   /**
    * Other writers stored their state with their entries: when the stored head moved, what memory holds may
-   * be stale and is dropped. Entries stored without a writer (none normally) are evolved here and stored.
+   * be stale and is dropped. Entries stored without a writer (a ledger kept before its state was tiered, or
+   * bulk-loaded) are evolved here and stored page by page, each page's state written while the next is read
+   * and evolved. Memory is trimmed to the hot keys between pages, except for the keys of the page whose write
+   * is in flight: a key not in memory is then always read from a stored state as new as memory's.
    */
   private async catchUpTiered(tier: StateTier): Promise<void> {
     const journal = this.model.journal(this.state);
@@ -215,36 +219,59 @@ export class LedgerWriter<S, C> {
       journal.forgetAll();
       this.moveHead(stored);
     }
-    for (;;) {
-      const batch = await this.store.readForward(LEDGER_STREAM, this.headSeq + 1, CATCH_UP_PAGE);
-      if (batch.length === 0) return;
-      const entries = batch.map((stored) => JSON.parse(stored.data) as LedgerEntry);
-      for (;;) {
-        journal.begin();
-        let cold: ColdRead[];
-        try {
-          ({ cold } = journal.probing(() => entries.forEach((entry) => this.model.evolve(this.state, entry))));
-        } catch (error) {
-          journal.rollback();
-          throw error;
-        }
-        if (cold.length === 0) break;
-        journal.rollback();
-        await this.load(cold);
-      }
-      const last = entries[entries.length - 1]!;
-      const head = { seq: last.seq, hash: last.hash, at: Math.max(this.headAt, ...entries.map((e) => e.at)) };
-      if (await tier.advance(journal.writes(), this.headSeq, head)) {
-        journal.commit();
+    let writing: { done: Promise<boolean>; writes: StateWrite[]; head: StateHead } | undefined;
+    /** Waits for the page in flight; false if another process stored it first, and memory is then dropped. */
+    const landed = async (): Promise<boolean> => {
+      if (!writing) return true;
+      const { done, head } = writing;
+      writing = undefined;
+      if (await done) {
         this.moveHead(head);
-      } else {
-        // Another process stored these first.
-        journal.rollback();
+        return true;
+      }
+      journal.forgetAll();
+      const now = await tier.head(this.model.snapshotVersion);
+      if (now) this.moveHead(now);
+      return false;
+    };
+    try {
+      for (;;) {
+        const from = writing ? writing.head.seq : this.headSeq;
+        const batch = await this.store.readForward(LEDGER_STREAM, from + 1, this.options.tier?.catchUpPage ?? TIERED_CATCH_UP_PAGE);
+        if (batch.length === 0) break;
+        const entries = batch.map((stored) => JSON.parse(stored.data) as LedgerEntry);
+        for (;;) {
+          journal.begin();
+          let cold: ColdRead[];
+          try {
+            ({ cold } = journal.probing(() => entries.forEach((entry) => this.model.evolve(this.state, entry))));
+          } catch (error) {
+            journal.rollback();
+            throw error;
+          }
+          if (cold.length === 0) break;
+          journal.rollback();
+          await this.load(cold);
+        }
+        const writes = journal.writes();
+        journal.commit();
+        // The page before must have landed for this one to be stored after it; if it did not, this page was
+        // evolved from a state no one stored, and the loop starts again from the stored head.
+        if (!(await landed())) continue;
+        this.evictExcept(writes);
+        const last = entries[entries.length - 1]!;
+        const head = { seq: last.seq, hash: last.hash, at: Math.max(this.headAt, ...entries.map((e) => e.at)) };
+        writing = { done: tier.advance(writes, from, head), writes, head };
+      }
+      await landed();
+    } finally {
+      // After a failure: the write in flight must settle before anyone reads the stored state again.
+      if (writing) {
+        await writing.done.catch(() => undefined);
         journal.forgetAll();
-        const now = await tier.head(this.model.snapshotVersion);
-        if (now) this.moveHead(now);
       }
     }
+    this.evict();
   }
 
   execute(command: C): Promise<CommandOutcome> {

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { liftTimeouts } from '@svc/readmodel';
+import { GENESIS_HASH } from './chain';
 import type { StateWrite } from './journal';
 
 /** The ledger head a stored decision state is at. */
@@ -26,8 +27,11 @@ export interface StateTier {
    * from the ledger), unless another process already did. Says whether this call stored them.
    */
   advance(writes: StateWrite[], from: number, head: StateHead): Promise<boolean>;
-  /** Replaces the whole stored state (the first start on a ledger kept before the state was tiered). */
-  replaceAll(entries: Iterable<StateWrite>, head: StateHead, version: number, lock: (trx: Kysely<any>) => Promise<number>): Promise<boolean>;
+  /**
+   * Stores an empty state before the ledger's first entry, to be built by advancing it through the ledger (the
+   * first start on a ledger kept before the state was tiered, or of another state version). Under the append lock.
+   */
+  reset(version: number, lock: (trx: Kysely<any>) => Promise<number>): Promise<void>;
 }
 
 const CHUNK = 5000;
@@ -95,25 +99,16 @@ export class PostgresStateTier implements StateTier {
     });
   }
 
-  async replaceAll(entries: Iterable<StateWrite>, head: StateHead, version: number, lock: (trx: Kysely<any>) => Promise<number>): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      // Stored once for a whole ledger, which may take longer than a serving pool lets a statement run.
+  async reset(version: number, lock: (trx: Kysely<any>) => Promise<number>): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      // A whole ledger's state may take longer to delete than a serving pool lets a statement run.
       await liftTimeouts(trx);
-      // Under the append lock: no entry can land between the head checked here and the state stored.
-      if ((await lock(trx)) !== head.seq) return false;
-      await sql`delete from ${this.table}`.execute(trx);
-      let part: StateWrite[] = [];
-      for (const write of entries) {
-        part.push(write);
-        if (part.length === CHUNK) {
-          await this.store(trx, part);
-          part = [];
-        }
-      }
-      await this.store(trx, part);
-      await sql`insert into ${this.headTable} (stream, seq, hash, at, version) values (${this.stream}, ${head.seq}, ${head.hash}, ${head.at}, ${version})
+      await lock(trx);
+      // The head first: a page another process is storing meanwhile (advance) holds it, so its rows are either
+      // committed before the delete below reads the table, or refused by the head moved here.
+      await sql`insert into ${this.headTable} (stream, seq, hash, at, version) values (${this.stream}, -1, ${GENESIS_HASH}, 0, ${version})
         on conflict (stream) do update set seq = excluded.seq, hash = excluded.hash, at = excluded.at, version = excluded.version`.execute(trx);
-      return true;
+      await sql`delete from ${this.table}`.execute(trx);
     });
   }
 
