@@ -1,7 +1,6 @@
-import path from 'node:path';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
 import type { ScanOptions, ScanProgress, ScanResult } from './chainScan';
+import { startModuleWorker } from './workerThread';
 
 /** Where a worker thread reads the stream from: its own connection to the event store's PostgreSQL server. */
 export interface ScanSource {
@@ -30,21 +29,9 @@ export type ScanMessage =
   | { kind: 'done'; result: ScanResult }
   | { kind: 'failed'; message: string };
 
-/**
- * The worker runs this module's sibling as TypeScript when the service itself runs from source (tsx, jest):
- * a worker thread inherits no loader hooks on Node 20, so it registers tsx's require hook first.
- */
-function startWorker(job: ScanJob): Worker {
-  const compiled = __filename.endsWith('.js');
-  const entry = path.join(__dirname, compiled ? 'chainScanWorker.js' : 'chainScanWorker.ts');
-  if (compiled) return new Worker(entry, { workerData: job });
-  const tsx = require.resolve('tsx/cjs/api');
-  return new Worker(`require(${JSON.stringify(tsx)}).register(); require(${JSON.stringify(entry)});`, { eval: true, workerData: job });
-}
-
 /** scanChain over `stream` in a worker thread; `onPage` and `signal` behave as in the serving thread. */
 export function scanChainInWorker(source: ScanSource, stream: string, options: ScanOptions): Promise<ScanResult> {
-  const worker = startWorker({ ...source, stream, head: options.head });
+  const worker = startModuleWorker(__dirname, 'chainScanWorker', { ...source, stream, head: options.head } satisfies ScanJob, __filename.endsWith('.js'));
   return new Promise<ScanResult>((resolve, reject) => {
     let settled = false;
     let pages = Promise.resolve();

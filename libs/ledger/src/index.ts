@@ -10,3 +10,4 @@ export * from './chainScan';
 export * from './chainScanThread';
 export * from './headReader';
 export * from './stateTier';
+export * from './workerThread';

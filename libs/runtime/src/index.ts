@@ -4,3 +4,4 @@ export * from './runtime';
 export * from './process';
 export * from './safeAgent';
 export * from './treasury';
+export * from './stateBuildThread';

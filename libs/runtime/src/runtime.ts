@@ -7,6 +7,7 @@ import { isReservedHandle, ledgerModel, type LedgerCommand, type LedgerState } f
 import { Attestor, HeadReader, LEDGER_STREAM, LedgerWriter, PostgresEventStore, SnapshotStore, type EventStore } from '@svc/ledger';
 import type { SqlDatabase } from '@svc/readmodel';
 import { ChainOutbox, DoorbellStore, MediaStore, ServiceWallets, Vault, loadMasterKey } from '@svc/vault';
+import { buildDecisionStateInWorker } from './stateBuildThread';
 import { openStorage } from './storage';
 
 /** What every process of the service works with, built once from the configuration. */
@@ -68,6 +69,12 @@ const DEPLOY_TABLE_SETTING = 'deploy_lookup_table';
  * The one composition root: configuration -> event store, ledger writer, read database, vault, bus, chain.
  * Its processes serve requests, so their waits on a PostgreSQL server are bounded.
  */
+/**
+ * Ledgers from this many entries without a stored decision state have it built in a worker thread (a server
+ * only: PGlite is in-process); a shorter one is built at start in this thread, which costs less than a thread.
+ */
+const BUILD_STATE_IN_THREAD_FROM = 10_000;
+
 export async function buildRuntime(config: Config, log: Logger, options: RuntimeOptions = {}): Promise<Runtime> {
   rememberProgramAddresses();
   const storage = await openStorage(config, options.applicationName ?? 'svc', { serving: true });
@@ -82,13 +89,20 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
   let serviceWallets: ServiceWallets;
   try {
     snapshots = await new SnapshotStore(database).init();
+    // With PostgreSQL the decision state lives in the event store's database, written by every append;
+    // EventStoreDB has no transaction to share, so its writer keeps the whole state and snapshots it.
+    const tier =
+      store instanceof PostgresEventStore
+        ? { state: store.stateTier(LEDGER_STREAM), hotKeys: config.stateHotKeys, lockStream: (trx: Kysely<any>) => store.lockStream(trx, LEDGER_STREAM) }
+        : undefined;
+    const server = store instanceof PostgresEventStore ? store.scanSource() : undefined;
+    if (tier && server && !(await tier.state.head(ledgerModel.snapshotVersion)) && (await store.headRevision(LEDGER_STREAM)) + 1 >= BUILD_STATE_IN_THREAD_FROM) {
+      log.info('no decision state stored for this ledger: building it once, in a worker thread');
+      const built = await buildDecisionStateInWorker({ url: server.url, dataDir: config.dataDir, hotKeys: config.stateHotKeys });
+      log.info({ seq: built.seq }, 'decision state built');
+    }
     writer = new LedgerWriter(store, ledgerModel, {
-      // With PostgreSQL the decision state lives in the event store's database, written by every append;
-      // EventStoreDB has no transaction to share, so its writer keeps the whole state and snapshots it.
-      tier:
-        store instanceof PostgresEventStore
-          ? { state: store.stateTier(LEDGER_STREAM), hotKeys: config.stateHotKeys, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) }
-          : undefined,
+      tier,
       snapshots,
       snapshotEvery: config.snapshotEvery,
       log,
