@@ -48,15 +48,3 @@ describe('bounded waits on a PostgreSQL server', () => {
     expect(await setting(bounded, 'statement_timeout')).toBe(`${STATEMENT_TIMEOUT_MS}ms`);
   });
 });
-
-describe('bounded waits with the embedded database', () => {
-  it('ignores them: PGlite has no server to wait for', async () => {
-    const embedded = await openDatabase({ dataDir: tempDir('db-timeouts-pglite'), timeouts: TIMEOUTS });
-    try {
-      expect(await setting(embedded, 'statement_timeout')).toBe('0');
-      await embedded.db.transaction().execute((trx) => liftTimeouts(trx));
-    } finally {
-      await embedded.close();
-    }
-  }, 60_000);
-});
