@@ -190,6 +190,27 @@ describe('decision state kept in a table, with memory bounded', () => {
     expect(await writer.execute(vote(20, 'p0', -1))).toEqual({ ok: true, entries: [] });
   }, 60_000);
 
+  it('drops what it built past the stored head when a page fails to store, and builds the rest again from there', async () => {
+    const { database, store } = await open();
+    const before = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);
+    await before.start();
+    for (let i = 0; i < 10; i++) await before.execute(register(i));
+    // Posts count toward their author's daily cap: evolving a page twice would count them twice.
+    for (let i = 0; i < 30; i++) await before.execute(post(i % 3, `p${i}`));
+    const real = store.stateTier(LEDGER_STREAM);
+    const failing: StateTier = Object.create(real);
+    let pages = 0;
+    failing.advance = async (writes, from, head) => {
+      if (++pages === 3) throw new Error('the state write failed');
+      return real.advance(writes, from, head);
+    };
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { tier: { ...tierOf(store, 3)!, state: failing, catchUpPage: 7 } });
+    await expect(writer.start()).rejects.toThrow('the state write failed');
+    await writer.start();
+    expect(writer.head.seq).toBe(39);
+    expect(await storedState(database)).toEqual(await wholeState(store));
+  }, 60_000);
+
   it('builds one stored state when two processes start on a ledger kept before it was tiered at once', async () => {
     const one = await open();
     const two = await open();

@@ -225,7 +225,15 @@ export class LedgerWriter<S, C> {
       if (!writing) return true;
       const { done, head } = writing;
       writing = undefined;
-      if (await done) {
+      let stored: boolean;
+      try {
+        stored = await done;
+      } catch (error) {
+        // Memory holds pages no one stored, past the head this writer is at.
+        journal.forgetAll();
+        throw error;
+      }
+      if (stored) {
         this.moveHead(head);
         return true;
       }
@@ -261,7 +269,10 @@ export class LedgerWriter<S, C> {
         this.evictExcept(writes);
         const last = entries[entries.length - 1]!;
         const head = { seq: last.seq, hash: last.hash, at: Math.max(this.headAt, ...entries.map((e) => e.at)) };
-        writing = { done: tier.advance(writes, from, head), writes, head };
+        const done = tier.advance(writes, from, head);
+        // Awaited once the next page is evolved; a failure meanwhile must not count as unhandled.
+        done.catch(() => undefined);
+        writing = { done, writes, head };
       }
       await landed();
     } finally {
