@@ -17,7 +17,7 @@ import { REDIS_URL, freshDatabase, tempDir } from '../test/support/env';
 import { startChild, type Child } from './bench/children';
 import { runLoad } from './bench/load';
 import { distribution, median } from './bench/stats';
-import { executeAll, skewedVotes } from './bench/seed';
+import { executeAll, skewedVotes, threadPosts } from './bench/seed';
 
 const ROOT = path.resolve(__dirname, '..');
 const POSTS = Number(process.env.BENCH_POSTS ?? 100_000);
@@ -63,22 +63,9 @@ async function seed(url: string): Promise<{ head: number; ms: number }> {
     if (rnd() < 0.0001) words.push('zebracorn');
     return words.join(' ');
   };
-  const top: Array<{ id: string; author: string }> = [];
-  const topCount = Math.floor(POSTS * 0.8);
-  await run(
-    Array.from({ length: topCount }, (_, i) => {
-      const author = agents[i % CITIZENS]!;
-      const id = `post_feed${i}`;
-      top.push({ id, author });
-      return { type: 'CreatePost' as const, agentId: author, data: { post_id: id, body: body(), mint: null, parent_id: null, tags: [pick(TAGS, rnd), pick(TAGS, rnd)] } };
-    }),
-  );
-  await run(
-    Array.from({ length: POSTS - topCount }, (_, i) => {
-      const author = agents[(i * 7 + 3) % CITIZENS]!;
-      return { type: 'CreatePost' as const, agentId: author, data: { post_id: `post_feedr${i}`, body: body(), mint: null, parent_id: pick(top, rnd).id, tags: [] } };
-    }),
-  );
+  const { top, posts: topLevel, replies } = threadPosts(agents, POSTS, { idPrefix: 'feed', body, tags: TAGS, rnd });
+  await run(topLevel);
+  await run(replies);
   await run(skewedVotes(agents, top, POSTS / 2, rnd));
   const head = writer.head.seq;
   await store.close();

@@ -25,7 +25,7 @@ import { runLoad } from './load';
 import { mediansOf, ratioOf, roundLine, roundOf, roundsReport, writeFigures, machineNow, type TargetMedians, type TargetRound } from './pairs';
 import { setting } from './settings';
 import { distribution } from './stats';
-import { executeAll, skewedVotes } from './seed';
+import { executeAll, skewedVotes, threadPosts } from './seed';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -77,24 +77,9 @@ export async function seedPosts(url: string, posts: number): Promise<number> {
       if (++written % 10_000 === 0) words.splice(Math.floor(rnd() * words.length), 0, RARE_WORD);
       return words.join(' ');
     };
-    // 40 top-level posts and 10 replies per citizen stay inside the daily caps (50 and 300).
-    const top: Array<{ id: string; author: string }> = [];
-    const topCount = Math.floor(posts * 0.8);
-    await run(
-      Array.from({ length: topCount }, (_, i) => {
-        const author = agents[i % citizens]!;
-        const id = `post_search${i}`;
-        top.push({ id, author });
-        return { type: 'CreatePost' as const, agentId: author, data: { post_id: id, body: body(), mint: null, parent_id: null, tags: [pick(TAGS), pick(TAGS)] } };
-      }),
-    );
-    await run(
-      Array.from({ length: posts - topCount }, (_, i) => ({
-        type: 'CreatePost' as const,
-        agentId: agents[(i * 7 + 3) % citizens]!,
-        data: { post_id: `post_searchr${i}`, body: body(), mint: null, parent_id: pick(top).id, tags: [] },
-      })),
-    );
+    const { top, posts: topLevel, replies } = threadPosts(agents, posts, { idPrefix: 'search', body, tags: TAGS, rnd });
+    await run(topLevel);
+    await run(replies);
     await run(skewedVotes(agents, top, posts / 2, rnd));
     return writer.head.seq;
   } finally {

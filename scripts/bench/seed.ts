@@ -26,3 +26,30 @@ export function skewedVotes(agents: readonly string[], top: ReadonlyArray<{ id: 
   }
   return votes;
 }
+
+/**
+ * `count` posts by `agents` in turn: four in five top-level with two of `tags`, the rest replies to a random
+ * one of those (by the citizen `(i * 7 + 3) % agents`), ids `post_<prefix><i>` and `post_<prefix>r<i>`. With
+ * 50 posts per citizen, each stays inside the daily caps. Returns the top-level posts too, for votes.
+ */
+export function threadPosts(
+  agents: readonly string[],
+  count: number,
+  options: { idPrefix: string; body: () => string; tags: readonly string[]; rnd: () => number },
+): { top: Array<{ id: string; author: string }>; posts: LedgerCommand[]; replies: LedgerCommand[] } {
+  const { idPrefix, body, tags, rnd } = options;
+  const pick = <T>(list: readonly T[]) => list[Math.floor(rnd() * list.length)]!;
+  const top: Array<{ id: string; author: string }> = [];
+  const topCount = Math.floor(count * 0.8);
+  const posts = Array.from({ length: topCount }, (_, i): LedgerCommand => {
+    const author = agents[i % agents.length]!;
+    const id = `post_${idPrefix}${i}`;
+    top.push({ id, author });
+    return { type: 'CreatePost', agentId: author, data: { post_id: id, body: body(), mint: null, parent_id: null, tags: [pick(tags), pick(tags)] } };
+  });
+  const replies = Array.from({ length: count - topCount }, (_, i): LedgerCommand => {
+    const author = agents[(i * 7 + 3) % agents.length]!;
+    return { type: 'CreatePost', agentId: author, data: { post_id: `post_${idPrefix}r${i}`, body: body(), mint: null, parent_id: pick(top).id, tags: [] } };
+  });
+  return { top, posts, replies };
+}
