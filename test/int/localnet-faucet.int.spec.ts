@@ -17,6 +17,15 @@ async function landed(connection: Connection, signature: string) {
   return { slot: recorded.slot, blockhash: recorded.transaction.message.recentBlockhash, err: recorded.meta?.err ?? null };
 }
 
+/** The slot that issued `blockhash`: each slot's block carries the one the chain handed out during it. */
+async function issuedIn(connection: Connection, blockhash: string, notAfter: number): Promise<number> {
+  for (let slot = notAfter; slot >= 0; slot--) {
+    const block = await connection.getBlock(slot, { maxSupportedTransactionVersion: 0, transactionDetails: 'none', rewards: false });
+    if (block?.blockhash === blockhash) return slot;
+  }
+  throw new Error(`no slot up to ${notAfter} issued ${blockhash}`);
+}
+
 function slotAfter(connection: Connection, slot: number): Promise<number> {
   return new Promise((resolve) => {
     const id = connection.onSlotChange((info) => {
@@ -52,10 +61,12 @@ describe('the faucet funds every request', () => {
     const statuses = await t.connection.getSignatureStatuses([first, second]);
     expect(statuses.value).toEqual([expect.objectContaining({ err: null, confirmationStatus: 'finalized' }), expect.objectContaining({ err: null, confirmationStatus: 'finalized' })]);
     expect(await t.connection.getBalance(wallet)).toBe(2 * LAMPORTS_PER_SOL);
-    // Identical requests differ only by their blockhash, so the second took the next slot's.
+    // Identical requests differ only by their blockhash, so the second signed a newer one. It may land in the first
+    // one's slot: the first can sign a slot's blockhash and land as the next slot begins, as on a validator.
     const [a, b] = await Promise.all([landed(t.connection, first), landed(t.connection, second)]);
-    expect(b.slot).toBeGreaterThan(a.slot);
     expect(b.blockhash).not.toBe(a.blockhash);
+    expect(await issuedIn(t.connection, b.blockhash, b.slot)).toBeGreaterThan(await issuedIn(t.connection, a.blockhash, a.slot));
+    expect(b.slot).toBeGreaterThanOrEqual(a.slot);
   });
 
   test('identical airdrops sent together all land', async () => {
@@ -66,6 +77,34 @@ describe('the faucet funds every request', () => {
 
     expect(new Set(signatures).size).toBe(3);
     expect(await t.connection.getBalance(wallet)).toBe(1.5 * LAMPORTS_PER_SOL);
+  });
+});
+
+describe('a repeated airdrop within one slot', () => {
+  let clock = Date.now();
+  let t: LocalnetClient;
+  beforeAll(async () => {
+    t = await localnet({ now: () => clock });
+  });
+  afterAll(() => t.close());
+
+  test('waits for the next slot and lands there on that slot\'s blockhash, a second transaction', async () => {
+    const wallet = Keypair.generate().publicKey;
+    const first = await t.connection.requestAirdrop(wallet, LAMPORTS_PER_SOL);
+    let settled = false;
+    // Called on the chain itself, so the twin is already waiting for a new blockhash when the clock moves.
+    const second = t.net.chain.airdrop(wallet, BigInt(LAMPORTS_PER_SOL)).finally(() => (settled = true));
+    await t.connection.getSlot();
+    expect(settled).toBe(false);
+    clock += 1000;
+
+    expect(await second).not.toBe(first);
+    const [a, b] = await Promise.all([landed(t.connection, first), landed(t.connection, await second)]);
+    expect(b.slot).toBeGreaterThan(a.slot);
+    expect(await issuedIn(t.connection, a.blockhash, a.slot)).toBe(a.slot);
+    expect(await issuedIn(t.connection, b.blockhash, b.slot)).toBe(b.slot);
+    expect([a.err, b.err]).toEqual([null, null]);
+    expect(await t.connection.getBalance(wallet)).toBe(2 * LAMPORTS_PER_SOL);
   });
 });
 
