@@ -46,10 +46,17 @@ describe('PulseHub', () => {
     await bus.close();
   });
 
+  /** The projector announces `seq` and the hub hears it; with requests held, it reads the board. */
   async function projected(seq: number): Promise<void> {
     models.seq = seq;
-    const read = models.nextRead();
+    const read = hub.held > 0 ? models.nextRead() : undefined;
+    let heard!: () => void;
+    const delivered = new Promise<void>((resolve) => (heard = resolve));
+    // Subscribed after the hub: the bus calls the hub first.
+    const unsubscribe = await bus.subscribe(PROJECTED_CHANNEL, () => heard());
     await bus.publish(PROJECTED_CHANNEL, { kind: 'projected', seq });
+    await delivered;
+    await unsubscribe();
     await read;
   }
 
@@ -73,6 +80,25 @@ describe('PulseHub', () => {
     const started = Date.now();
     expect(await hub.wait(seen.etag, { seconds: 5, signal: never() })).toBe('changed');
     expect(Date.now() - started).toBeLessThan(1000);
+    expect(hub.held).toBe(0);
+  });
+
+  it('reads no board for the changes it hears while no request is held, and one for the next request', async () => {
+    await hub.state();
+    for (let seq = 2; seq <= 11; seq++) await projected(seq);
+    expect(models.reads).toBe(1);
+    expect((await hub.state()).board.ledger.seq).toBe(11);
+    expect(models.reads).toBe(2);
+  });
+
+  it('wakes a waiter at once when a change it did not read came before it was held', async () => {
+    // The route reads the board, a post is projected while no request is held (so nothing reads it), then
+    // the route holds the request with the board it read.
+    const seen = await hub.state();
+    await projected(2);
+    expect(models.reads).toBe(1);
+    expect(await hub.wait(seen.etag, { seconds: 5, signal: never() })).toBe('changed');
+    expect(models.reads).toBe(2);
     expect(hub.held).toBe(0);
   });
 

@@ -37,9 +37,10 @@ interface Waiter {
 
 /**
  * Holds /pulse?wait= requests in memory and wakes them from the bus: one board read per ledger change
- * (changes during a read coalesce into one more read), whatever the number of waiters. Nothing polls the
- * database while the board is still and the bus is up; while it is down, the held requests follow the
- * projection checkpoint instead, so that no change is missed.
+ * (changes during a read coalesce into one more read), whatever the number of waiters, and none while no
+ * request is held: a busy ledger must not cost a board read per projected batch that no one asked for.
+ * Nothing polls the database while the board is still and the bus is up; while it is down, the held
+ * requests follow the projection checkpoint instead, so that no change is missed.
  */
 export class PulseHub {
   private readonly waiters = new Set<Waiter>();
@@ -111,7 +112,8 @@ export class PulseHub {
   private changed(seq: number): void {
     if (!(seq > this.latestSeq)) return;
     this.latestSeq = seq;
-    void this.refresh();
+    // Read lazily otherwise: the next state() reads, since the position moved.
+    if (this.waiters.size > 0) void this.refresh();
   }
 
   private async refresh(): Promise<void> {
@@ -179,6 +181,8 @@ export class PulseHub {
       options.signal.addEventListener('abort', abort);
       this.waiters.add(waiter);
       this.releaseFollow ??= this.checkpoint?.follow();
+      // A change heard while no one was held was not read: the board the caller holds may be behind it.
+      if (!this.current || this.current.seq < this.latestSeq) void this.refresh();
       if (agentId !== undefined) {
         const mine = this.byAgent.get(agentId) ?? new Set<Waiter>();
         mine.add(waiter);
