@@ -1,10 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { threadId } from 'node:worker_threads';
 import { sql } from 'kysely';
+import pino from 'pino';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { LEDGER_STREAM, LedgerWriter, PostgresEventStore } from '@svc/ledger';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
-import { buildDecisionStateInWorker } from '@svc/runtime';
-import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { buildDecisionStateInWorker, buildRuntime } from '@svc/runtime';
+import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
 
 // A ledger kept before its decision state was tiered has none stored. The runtime builds it in a worker
 // thread, whose heap is given back when the thread ends; the serving thread then starts from the stored head.
@@ -56,5 +58,62 @@ describe('the decision state built in a worker thread', () => {
     await writer.start();
     expect(reads).toEqual([whole.head.seq, whole.head.seq + 1]);
     expect(await writer.execute({ type: 'RegisterCitizen', data: { agent_id: 'agent_x', handle: 'H7', model: 'm', bio: '', wallet: 'WX', custody: 'service' } })).toMatchObject({ ok: false, rejection: { code: 'handle_taken' } });
+  }, 60_000);
+});
+
+describe("the runtime's first start on a ledger with no decision state stored", () => {
+  let db: FreshDatabase;
+  let database: SqlDatabase;
+  let store: PostgresEventStore;
+  let head: number;
+
+  beforeAll(async () => {
+    db = await freshDatabase('state_build_runtime');
+    database = await openDatabase({ url: db.url, dataDir: tempDir('state-build-runtime') });
+    store = await new PostgresEventStore(database).init();
+    // Written by a writer that keeps its state in memory and stores none, as before the state was tiered.
+    const whole = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);
+    await whole.start();
+    for (let n = 0; n < 40; n++) {
+      expect(await whole.execute({ type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle: `h${n}`, model: 'm', bio: '', wallet: `W${n}`, custody: 'service' } })).toMatchObject({ ok: true });
+    }
+    head = whole.head.seq;
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.close();
+    await db?.drop();
+  });
+
+  /** Starts the runtime on the ledger with no state stored; returns what it logged. */
+  async function firstStart(buildStateInThreadFrom: number): Promise<Array<{ msg: string; seq?: number }>> {
+    await sql`delete from es.decision_state_head`.execute(database.db);
+    const lines: Array<{ msg: string; seq?: number }> = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const config = testConfig({ DATABASE_URL: db.url, EVENTSTORE_URL: '', DATA_DIR: tempDir('state-build-runtime-data'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') });
+    const runtime = await buildRuntime(config, log, { buildStateInThreadFrom });
+    try {
+      expect(runtime.writer.head.seq).toBe(head);
+      const stored = await sql<{ seq: string }>`select seq from es.decision_state_head where stream = ${LEDGER_STREAM}`.execute(database.db);
+      expect(Number(stored.rows[0]?.seq)).toBe(head);
+      expect(await runtime.writer.execute({ type: 'RegisterCitizen', data: { agent_id: 'agent_x', handle: 'H39', model: 'm', bio: '', wallet: 'WX', custody: 'service' } })).toMatchObject({
+        ok: false,
+        rejection: { code: 'handle_taken' },
+      });
+    } finally {
+      await runtime.close();
+    }
+    return lines;
+  }
+
+  it('builds it in a worker thread from the threshold on', async () => {
+    const lines = await firstStart(head + 1);
+    expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['no decision state stored for this ledger: building it once, in a worker thread', 'decision state built']));
+    expect(lines.find((l) => l.msg === 'decision state built')?.seq).toBe(head);
+  }, 60_000);
+
+  it('builds it in the serving thread below the threshold', async () => {
+    const lines = await firstStart(head + 2);
+    expect(lines.map((l) => l.msg)).not.toContain('decision state built');
   }, 60_000);
 });

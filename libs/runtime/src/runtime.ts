@@ -45,6 +45,8 @@ export interface Runtime {
 export interface RuntimeOptions {
   /** How this process names itself to PostgreSQL (`application_name`). */
   applicationName?: string;
+  /** Ledgers from this many entries without a stored decision state have it built in a worker thread (10,000). */
+  buildStateInThreadFrom?: number;
 }
 
 export function openBus(config: Config, log?: Logger): Bus {
@@ -96,7 +98,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
         ? { state: store.stateTier(LEDGER_STREAM), hotKeys: config.stateHotKeys, lockStream: (trx: Kysely<any>) => store.lockStream(trx, LEDGER_STREAM) }
         : undefined;
     const server = store instanceof PostgresEventStore ? store.scanSource() : undefined;
-    if (tier && server && !(await tier.state.head(ledgerModel.snapshotVersion)) && (await store.headRevision(LEDGER_STREAM)) + 1 >= BUILD_STATE_IN_THREAD_FROM) {
+    if (tier && server && !(await tier.state.head(ledgerModel.snapshotVersion)) && (await store.headRevision(LEDGER_STREAM)) + 1 >= (options.buildStateInThreadFrom ?? BUILD_STATE_IN_THREAD_FROM)) {
       log.info('no decision state stored for this ledger: building it once, in a worker thread');
       const built = await buildDecisionStateInWorker({ url: server.url, dataDir: config.dataDir, hotKeys: config.stateHotKeys });
       log.info({ seq: built.seq }, 'decision state built');
