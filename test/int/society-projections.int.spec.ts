@@ -189,7 +189,7 @@ describe('society read models', () => {
         if (error !== rollback) throw error;
       });
     for (const kind of ['post', 'citizen', 'bounty']) {
-      expect(plans[`${kind} rare`]).toContain(`search_${kind}_trgm`);
+      expect(plans[`${kind} rare`]).toContain(`search_${kind}_joined_trgm`);
       expect(plans[`${kind} common`]).toContain(`search_${kind}_newest`);
     }
     expect(plans['tag rare']).toContain('tags_trgm');

@@ -6,53 +6,47 @@ export function containsPattern(q: string): string {
   return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/** How many of a kind's newest documents a search of a phrase reads to see whether all its words are common. */
-export const SAMPLE_DOCS = 200;
+/**
+ * The most newest documents a search reads in order before it turns to the trigram index: one in 75 documents
+ * fills a page of 20 from them.
+ */
+export const PROBE_DOCS = 1000;
 
 /**
- * The most newest documents a search reads in order before it turns to the trigram index: 1,000 for a word
- * (one in 75 documents fills a page of 20 from them) and 6,000 for a phrase whose words are all common. Such a
- * phrase is rarer than its words but its trigrams are not, so a trigram lookup would recheck every document
- * that holds the words; 6,000 fill a page of a phrase in one document in 300.
+ * The letter that stands for a space in the trigram index: pg_trgm splits text into words and indexes each word's
+ * trigrams alone, so an index of the text as it is cannot tell a phrase from its words anywhere in a document.
+ * With spaces joined, the trigrams across each junction are indexed too ("le\u01C2", "e\u01C2a" and "\u01C2al" of
+ * "whale alpha"), and a phrase of common words is looked up by where its words meet. A letter, so that pg_trgm
+ * takes it as part of a word. The search_003 migration indexes with it: another needs another index.
  */
-export function probeSize(q: string): number {
-  return wordsOf(q).length > 1 ? 6000 : 1000;
-}
+export const JOINER = '\u01C2';
 
-function wordsOf(q: string): string[] {
-  return q.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 0);
+/** The text or pattern as the trigram index holds it (see JOINER). */
+function joined(text: string): string {
+  return text.replaceAll(' ', JOINER);
 }
 
 /**
  * The newest documents of a kind whose text contains `q` (any case), as a subquery of ids: a caller joins it to
- * its own rows in one round trip. First the kind's newest documents are read in order (see probeSize); only if
- * they do not fill the page are the older ones looked up through the trigram index. A common `q` then never
- * pays for a trigram recheck, and a `q` that matches little never walks every document.
+ * its own rows in one round trip. First the kind's PROBE_DOCS newest documents are read in order; only if they do
+ * not fill the page are the older ones looked up through the trigram index, by the text with its spaces joined,
+ * then checked against the text as it is. A common `q` then never pays for a trigram recheck, and a `q` that
+ * matches little never walks every document.
  */
 export function matching(db: Kysely<any>, schema: string, kind: SearchKind, q: string, limit: number) {
   const docs = sql.raw(`${schema}.search_docs`);
   const ofKind = sql`kind = ${sql.lit(kind)}`; // a literal, so the planner can pick the kind's partial indexes
   const pattern = containsPattern(q);
-  const words = wordsOf(q);
-  // A phrase with a word missing from the newest documents is rare, and so are its trigrams: a word's worth.
-  const reading =
-    words.length > 1
-      ? sql`reading as (
-          select case when ${sql.join(words.map((w) => sql`bool_or(text ilike ${containsPattern(w)})`), sql` and `)}
-            then ${sql.lit(probeSize(q))} else ${sql.lit(probeSize(words[0]!))} end as docs
-          from (select text from ${docs} where ${ofKind} order by seq desc limit ${sql.lit(SAMPLE_DOCS)}) sample)`
-      : sql`reading as (select ${sql.lit(probeSize(q))} as docs)`;
   // The executor runs the branches of a UNION ALL in order and stops once the limit is met. The second is
   // ordered by `seq + 0` so that it cannot walk the newest-first index: a term the probe found little of
   // would walk every older document to find the few it has.
   const found = sql`(
-    with ${reading}
-    (select ref_id, seq from (select ref_id, seq, text from ${docs} where ${ofKind} order by seq desc limit (select docs from reading)) newest
+    (select ref_id, seq from (select ref_id, seq, text from ${docs} where ${ofKind} order by seq desc limit ${sql.lit(PROBE_DOCS)}) newest
       where text ilike ${pattern} order by seq desc limit ${limit})
     union all
     (select ref_id, seq from ${docs}
-      where ${ofKind} and text ilike ${pattern}
-        and seq < (select min(seq) from (select seq from ${docs} where ${ofKind} order by seq desc limit (select docs from reading)) probed)
+      where ${ofKind} and translate(text, ' ', ${sql.lit(JOINER)}) ilike ${joined(pattern)} and text ilike ${pattern}
+        and seq < (select min(seq) from (select seq from ${docs} where ${ofKind} order by seq desc limit ${sql.lit(PROBE_DOCS)}) probed)
       order by seq + 0 desc limit ${limit}))`;
   return db.selectFrom(found.as('found')).select('ref_id').limit(limit);
 }

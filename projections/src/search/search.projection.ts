@@ -2,12 +2,14 @@ import { sql } from 'kysely';
 import type { ActionRecordedData, BountyPostedData, CitizenRegisteredData, PostCreatedData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
 import { insertNew, insertRows, type Projection } from '../projection';
+import { JOINER } from './queries';
 
 export type SearchKind = 'post' | 'citizen' | 'bounty' | 'token';
 
 /**
  * One row of searchable text per post, citizen, bounty and coin deployed here, each kind with
- * its own trigram index, so a substring query is an index lookup and never a scan. Tags are searched
+ * its own trigram index (of the text with its spaces joined), so a substring query is an index lookup and never
+ * a scan. Tags are searched
  * through the tags table's own trigram index.
  */
 export const searchProjection: Projection = {
@@ -39,6 +41,19 @@ export const searchProjection: Projection = {
       // as posts do with their newest-first index.
       name: 'search_002',
       up: (db, schema) => execAll(db, [`create index tags_most_used on ${schema}.tags (posts desc, tag)`]),
+    },
+    {
+      // The trigram index of the text with its spaces joined (queries.ts, JOINER), so that a phrase is looked up
+      // where its words meet. It replaces the index of the text as it is, which no query uses any more.
+      name: 'search_003',
+      up: (db, schema) =>
+        execAll(
+          db,
+          (['post', 'citizen', 'bounty', 'token'] as const).flatMap((kind) => [
+            `drop index if exists ${schema}.search_${kind}_trgm`,
+            `create index search_${kind}_joined_trgm on ${schema}.search_docs using gin (translate(text, ' ', '${JOINER}') public.gin_trgm_ops) where kind = '${kind}'`,
+          ]),
+        ),
     },
   ],
   async apply(trx, schema, entries, options) {
