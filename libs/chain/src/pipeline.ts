@@ -313,7 +313,7 @@ export class ActionPipeline {
       case 'rejected':
         throw rejectedOf(row.error ?? { code: 'tx_failed', message: `the ${row.action} failed` });
       case 'reserved':
-        if (row.leaseUntil.getTime() > Date.now()) throw new Rejected('unavailable', `this ${row.action} is still being prepared; try again`, {}, 1);
+        if (!row.abandoned) throw new Rejected('unavailable', `this ${row.action} is still being prepared; try again`, {}, 1);
         await this.deps.outbox.release(row.id, row.attemptId);
         return undefined;
       case 'unsigned': {

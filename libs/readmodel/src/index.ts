@@ -2,3 +2,4 @@ export * from './db';
 export * from './migrate';
 export * from './batcher';
 export * from './lock';
+export * from './liveness';

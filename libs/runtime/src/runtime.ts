@@ -5,7 +5,7 @@ import { ActionPipeline, DeployLookupTable, SolanaChain, keypairFromSecret, reme
 import type { Config } from '@svc/config';
 import { isReservedHandle, ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { Attestor, HeadReader, LEDGER_STREAM, LedgerWriter, PostgresEventStore, SnapshotStore, type EventStore } from '@svc/ledger';
-import type { SqlDatabase } from '@svc/readmodel';
+import { Liveness, type SqlDatabase } from '@svc/readmodel';
 import { ChainOutbox, DoorbellStore, MediaStore, ServiceWallets, Vault, loadMasterKey } from '@svc/vault';
 import { buildDecisionStateInWorker } from './stateBuildThread';
 import { openStorage } from './storage';
@@ -89,6 +89,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
   let doorbells: DoorbellStore;
   let media: MediaStore;
   let serviceWallets: ServiceWallets;
+  let liveness: Liveness | undefined;
   try {
     snapshots = await new SnapshotStore(database).init();
     // With PostgreSQL the decision state lives in the event store's database, written by every append;
@@ -117,12 +118,17 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
     if (master.generatedAt) {
       log.warn({ file: master.generatedAt }, 'SERVICE_MASTER_KEY is unset: generated one into the data directory; back it up, or custody wallets are lost with it');
     }
-    vault = await new Vault(database, master.key).init();
-    chainOutbox = await new ChainOutbox(database).init();
+    liveness = await Liveness.start(database, {
+      applicationName: options.applicationName ?? 'svc',
+      onLost: (err) => log.warn({ err }, 'the liveness connection to the database broke: reconnecting; meanwhile other processes may take over this one\'s work'),
+    });
+    vault = await new Vault(database, master.key, 'vault', { liveness }).init();
+    chainOutbox = await new ChainOutbox(database, 'vault', liveness).init();
     doorbells = await new DoorbellStore(database, master.key, config.readModelSchema).init();
     media = await new MediaStore(database).init();
     serviceWallets = await new ServiceWallets(database, master.key).init();
   } catch (error) {
+    await liveness?.stop();
     await storage.close().catch(() => undefined);
     throw error;
   }
@@ -172,6 +178,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
         await runtime.chain.close();
         await writer.saveSnapshot().catch((err) => log.warn({ err }, 'final snapshot failed'));
         await bus.close();
+        await liveness!.stop();
         await storage.close();
       })();
       return closing;

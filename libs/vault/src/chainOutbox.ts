@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
+import { execAll, holderGone, migrate, type Liveness, type Migration, type SqlDatabase } from '@svc/readmodel';
 
 const migrations: Migration[] = [
   {
@@ -56,6 +56,11 @@ const migrations: Migration[] = [
          end $$`,
       ]),
   },
+  {
+    // The live process working on the row (see Liveness): once it is gone, the row is due at once.
+    name: 'chain_outbox_003_holder',
+    up: (db, schema) => execAll(db, [`alter table ${schema}.chain_outbox add column holder integer`]),
+  },
 ];
 
 /**
@@ -99,6 +104,8 @@ export interface OutboxRow {
   receipt: { seq: number; hash: string } | null;
   error: OutboxError | null;
   leaseUntil: Date;
+  /** Its holder's process is gone or its lease ran out: nobody is working on it, so another may. */
+  abandoned: boolean;
 }
 
 export interface NewOutboxRow {
@@ -144,7 +151,22 @@ export class ChainOutbox {
   constructor(
     private readonly database: SqlDatabase,
     private readonly schema = 'vault',
+    /** This process's liveness: a row whose process died is due at once, not when its lease ends. */
+    private readonly liveness?: Liveness,
   ) {}
+
+  private get holder(): number | null {
+    return this.liveness?.holder ?? null;
+  }
+
+  private abandoned() {
+    return sql<boolean>`(lease_until <= now() or ${holderGone('holder')})`;
+  }
+
+  /** Every column, and whether the row is abandoned. */
+  private selectRow() {
+    return this.database.db.selectFrom(this.table).selectAll().select(this.abandoned().as('abandoned'));
+  }
 
   async init(): Promise<this> {
     await migrate(this.database.db, this.schema, migrations);
@@ -172,6 +194,7 @@ export class ChainOutbox {
           idempotency_key: row.idempotencyKey ?? null,
           hold_key: row.holdKey ?? null,
           state: 'reserved',
+          holder: this.holder,
           record: JSON.stringify(row.record),
           summary: JSON.stringify(row.summary),
           lease_until: this.lease(row.leaseMs),
@@ -202,6 +225,7 @@ export class ChainOutbox {
         agent_id: row.agentId,
         action: row.action,
         state: 'sent',
+        holder: this.holder,
         signature: row.signature,
         transaction: row.transaction,
         message_hash: row.messageHash,
@@ -227,7 +251,7 @@ export class ChainOutbox {
       .where('id', '=', id)
       .where('state', 'in', from);
     if (attemptId !== null) update = update.where('attempt_id', '=', attemptId);
-    const moved = await update.returningAll().executeTakeFirst();
+    const moved = await update.returningAll().returning(this.abandoned().as('abandoned')).executeTakeFirst();
     return moved ? toRow(moved) : undefined;
   }
 
@@ -304,22 +328,20 @@ export class ChainOutbox {
   }
 
   async byIdempotencyKey(agentId: string, key: string): Promise<OutboxRow | undefined> {
-    const row = await this.database.db.selectFrom(this.table).selectAll().where('agent_id', '=', agentId).where('idempotency_key', '=', key).executeTakeFirst();
+    const row = await this.selectRow().where('agent_id', '=', agentId).where('idempotency_key', '=', key).executeTakeFirst();
     return row ? toRow(row) : undefined;
   }
 
   /** The live (not failed) action holding `holdKey`. */
   async byHold(holdKey: string): Promise<OutboxRow | undefined> {
-    const row = await this.database.db.selectFrom(this.table).selectAll().where('hold_key', '=', holdKey).where('state', '<>', 'failed').executeTakeFirst();
+    const row = await this.selectRow().where('hold_key', '=', holdKey).where('state', '<>', 'failed').executeTakeFirst();
     return row ? toRow(row) : undefined;
   }
 
   /** This citizen's rows of these actions that are not settled yet (reserved, unsigned or sent). */
   async unsettled(agentId: string, actions: readonly string[]): Promise<OutboxRow[]> {
     if (actions.length === 0) return [];
-    const rows = await this.database.db
-      .selectFrom(this.table)
-      .selectAll()
+    const rows = await this.selectRow()
       .where('agent_id', '=', agentId)
       .where('action', 'in', [...actions])
       .where('state', 'in', ['reserved', 'unsigned', 'sent'])
@@ -329,9 +351,7 @@ export class ChainOutbox {
 
   /** The handed-out transaction of this citizen with exactly this message. */
   async byMessage(agentId: string, messageHash: string): Promise<OutboxRow | undefined> {
-    const row = await this.database.db
-      .selectFrom(this.table)
-      .selectAll()
+    const row = await this.selectRow()
       .where('agent_id', '=', agentId)
       .where('message_hash', '=', messageHash)
       .orderBy('created_at', 'desc')
@@ -340,14 +360,15 @@ export class ChainOutbox {
   }
 
   private async one(column: 'id' | 'signature', value: string): Promise<OutboxRow | undefined> {
-    const row = await this.database.db.selectFrom(this.table).selectAll().where(column, '=', value).executeTakeFirst();
+    const row = await this.selectRow().where(column, '=', value).executeTakeFirst();
     return row ? toRow(row) : undefined;
   }
 
   /**
-   * Takes over one unfinished row whose lease has run out, under a new attempt id and a fresh lease. SKIP
-   * LOCKED keeps two processes' recovery passes off the same row; the lease keeps the next pass off it
-   * while this one works outside the transaction.
+   * Takes over one unfinished row that nobody works on (its process is gone, or its lease ran out), under a new
+   * attempt id, this process as its holder and a fresh lease. SKIP LOCKED keeps two processes' recovery passes
+   * off the same row; the lease and the holder keep the next pass off it while this one works outside the
+   * transaction.
    */
   async claimDue(attemptId: string, leaseMs: number): Promise<OutboxRow | undefined> {
     return this.database.db.transaction().execute(async (trx) => {
@@ -355,7 +376,7 @@ export class ChainOutbox {
         .selectFrom(this.table)
         .select('id')
         .where('state', 'in', ['reserved', 'unsigned', 'sent'])
-        .where('lease_until', '<=', sql<Date>`now()`)
+        .where(this.abandoned())
         .orderBy('lease_until')
         .limit(1)
         .forUpdate()
@@ -364,9 +385,10 @@ export class ChainOutbox {
       if (!due) return undefined;
       const claimed = await trx
         .updateTable(this.table)
-        .set({ attempt_id: attemptId, lease_until: this.lease(leaseMs), updated_at: sql`now()` })
+        .set({ attempt_id: attemptId, holder: this.holder, lease_until: this.lease(leaseMs), updated_at: sql`now()` })
         .where('id', '=', due.id)
         .returningAll()
+        .returning(sql<boolean>`false`.as('abandoned'))
         .executeTakeFirstOrThrow();
       return toRow(claimed);
     });
@@ -397,5 +419,6 @@ function toRow(row: Record<string, any>): OutboxRow {
     receipt: row.receipt ? json(row.receipt) : null,
     error: row.error ? json(row.error) : null,
     leaseUntil: new Date(row.lease_until),
+    abandoned: row.abandoned === true,
   };
 }

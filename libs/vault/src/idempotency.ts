@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { sql } from 'kysely';
 import { ulid } from 'ulid';
-import { execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
+import { execAll, holderGone, migrate, type Liveness, type Migration, type SqlDatabase } from '@svc/readmodel';
 import { seal, unseal } from './crypto';
 
 const migrations: Migration[] = [
@@ -24,6 +24,11 @@ const migrations: Migration[] = [
            primary key (scope, key))`,
         `create index idempotency_keys_created on ${schema}.idempotency_keys (created_at)`,
       ]),
+  },
+  {
+    // The live process running the key (see Liveness): once it is gone, a retry takes the key over at once.
+    name: 'idempotency_002_holder',
+    up: (db, schema) => execAll(db, [`alter table ${schema}.idempotency_keys add column holder integer`]),
   },
 ];
 
@@ -84,6 +89,13 @@ export const IDEMPOTENCY_TUNING: IdempotencyTuning = {
   purgeEveryMs: 60_000,
 };
 
+export interface IdempotencyStoreOptions {
+  schema?: string;
+  /** This process's liveness: a key held by a process that died is taken over at once, not when its lease ends. */
+  liveness?: Liveness;
+  tuning?: Partial<IdempotencyTuning>;
+}
+
 interface Holding {
   timer: NodeJS.Timeout;
   started: number;
@@ -91,11 +103,14 @@ interface Holding {
 
 /**
  * Retried writes: the first request with a key runs, later ones with the same key and request replay its
- * stored reply. The row is the lock across API processes; its lease, renewed while the holder runs, lets
- * a retry take over from a process that died. Replies are sealed: a registration reply carries secrets.
+ * stored reply. The row is the lock across API processes: it names the holding process, so a retry takes over
+ * at once from one that died, and its lease, renewed while the holder runs, bounds one that hangs. Replies are
+ * sealed: a registration reply carries secrets.
  */
 export class IdempotencyStore {
   private readonly tuning: IdempotencyTuning;
+  private readonly schema: string;
+  private readonly liveness: Liveness | undefined;
   private readonly holding = new Map<string, Holding>();
   /** Retries in this process waiting on a key, woken as soon as its holder here finishes. */
   private readonly waiters = new Map<string, Set<() => void>>();
@@ -104,10 +119,11 @@ export class IdempotencyStore {
   constructor(
     private readonly database: SqlDatabase,
     private readonly masterKey: Buffer,
-    private readonly schema = 'vault',
-    tuning: Partial<IdempotencyTuning> = {},
+    options: IdempotencyStoreOptions = {},
   ) {
-    this.tuning = { ...IDEMPOTENCY_TUNING, ...tuning };
+    this.schema = options.schema ?? 'vault';
+    this.liveness = options.liveness;
+    this.tuning = { ...IDEMPOTENCY_TUNING, ...options.tuning };
   }
 
   async init(): Promise<this> {
@@ -132,7 +148,7 @@ export class IdempotencyStore {
       const attempt = randomUUID();
       const inserted = await this.database.db
         .insertInto(this.table)
-        .values({ scope, key, request_hash: requestHash, attempt, state: 'running', lease_until: this.lease(leaseMs) })
+        .values({ scope, key, request_hash: requestHash, attempt, holder: this.holder, state: 'running', lease_until: this.lease(leaseMs) })
         .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
         .returning(['attempt', 'created_at'])
         .executeTakeFirst();
@@ -140,7 +156,7 @@ export class IdempotencyStore {
 
       const row = await this.database.db
         .selectFrom(this.table)
-        .select(['request_hash', 'attempt', 'state', 'status', 'response', sql<boolean>`lease_until <= now()`.as('expired')])
+        .select(['request_hash', 'attempt', 'state', 'status', 'response', this.abandoned().as('abandoned')])
         .where('scope', '=', scope)
         .where('key', '=', key)
         .executeTakeFirst();
@@ -148,15 +164,15 @@ export class IdempotencyStore {
       if (!row) continue;
       if (row.request_hash !== requestHash) return { kind: 'conflict' };
       if (row.state === 'done') return { kind: 'replay', ...this.open(scope, key, Number(row.status), row.response as string) };
-      if (row.expired) {
+      if (row.abandoned) {
         const taken = await this.database.db
           .updateTable(this.table)
-          .set({ attempt, lease_until: this.lease(leaseMs) })
+          .set({ attempt, holder: this.holder, lease_until: this.lease(leaseMs) })
           .where('scope', '=', scope)
           .where('key', '=', key)
           .where('attempt', '=', row.attempt)
           .where('state', '=', 'running')
-          .where(sql<boolean>`lease_until <= now()`)
+          .where(this.abandoned())
           .returning(['attempt', 'created_at'])
           .executeTakeFirst();
         if (taken) return this.hold(scope, key, attempt, leaseMs, true, new Date(taken.created_at).getTime());
@@ -169,7 +185,16 @@ export class IdempotencyStore {
     }
   }
 
-  /** Stores the reply; false when `attempt` no longer holds the key (its lease ran out and a retry took over). */
+  /** The holding process is gone, or its lease ran out: a retry may take the key over. */
+  private abandoned() {
+    return sql<boolean>`(lease_until <= now() or ${holderGone('holder')})`;
+  }
+
+  private get holder(): number | null {
+    return this.liveness?.holder ?? null;
+  }
+
+  /** Stores the reply; false when `attempt` no longer holds the key (its holder was judged gone, or its lease ran out, and a retry took over). */
   async complete(scope: string, key: string, attempt: string, response: StoredResponse): Promise<boolean> {
     const sealed = seal(this.masterKey, Buffer.from(JSON.stringify({ body: response.body, headers: response.headers }), 'utf8'), context(scope, key));
     return this.settle(scope, key, attempt, { state: 'done', status: response.status, response: sealed, completed_at: sql`now()` });

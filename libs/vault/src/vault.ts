@@ -1,4 +1,4 @@
-import { Batcher, execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
+import { Batcher, execAll, migrate, type Liveness, type Migration, type SqlDatabase } from '@svc/readmodel';
 import { apiKeyId, hashApiKey, sameHash, seal, unseal } from './crypto';
 import { IdempotencyStore } from './idempotency';
 import { MemoryStore } from './memory';
@@ -62,10 +62,11 @@ export class Vault {
     private readonly database: SqlDatabase,
     private readonly masterKey: Buffer,
     private readonly schema = 'vault',
+    options: { liveness?: Liveness } = {},
   ) {
     this.credentialWrites = new Batcher((items) => this.insertCredentials(items));
     this.memory = new MemoryStore(database, schema);
-    this.idempotency = new IdempotencyStore(database, masterKey, schema);
+    this.idempotency = new IdempotencyStore(database, masterKey, { schema, liveness: options.liveness });
   }
 
   async init(): Promise<this> {
