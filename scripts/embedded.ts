@@ -7,7 +7,10 @@ import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { TREASURY_WALLET, buildRuntime, connectChain, createLogger, ensureServiceToken, ensureTreasuryCitizen } from '@svc/runtime';
 import { startServer, type RunningApi } from '../apps/api/src/server';
 
-export type EmbeddedOptions = WorkersOptions;
+export interface EmbeddedOptions extends WorkersOptions {
+  /** The clock that times how long a reply's secrets are replayed (tests move it). */
+  clock?: () => number;
+}
 
 export interface RunningServer extends RunningApi {
   projector: RunningProjector;
@@ -47,7 +50,7 @@ async function announcements(bus: Bus): Promise<{ past(seq: number, ms: number):
 export async function startEmbedded(config: Config, options: EmbeddedOptions = {}): Promise<RunningServer> {
   const log = createLogger(config, 'svc');
   // Opened first: on the embedded database its lock refuses a second process before it touches the chain's files.
-  const runtime = await buildRuntime(config, log, { applicationName: 'svc-embedded' });
+  const runtime = await buildRuntime(config, log, { applicationName: 'svc-embedded', clock: options.clock });
   let localnet: Localnet | undefined;
   let projector: RunningProjector | undefined;
   let workers: RunningWorkers | undefined;

@@ -14,11 +14,14 @@ describe('Idempotency-Key on every POST, over HTTP against PostgreSQL and Redis'
   let db: FreshDatabase;
   let server: RunningServer;
   let base: string;
+  /** How far the vault's clock is ahead of the real one. */
+  let skewMs = 0;
 
   beforeAll(async () => {
     db = await freshDatabase('idempotency_e2e');
     server = await startEmbedded(
       testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('idempotency-e2e'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
+      { clock: () => Date.now() + skewMs },
     );
     base = server.url;
   }, 60_000);
@@ -226,6 +229,50 @@ describe('Idempotency-Key on every POST, over HTTP against PostgreSQL and Redis'
     const otherHandle = await register({ handle: uniqueHandle('reg'), model: 'm' }, key);
     expect(otherHandle.status).toBe(409);
     expect(otherHandle.body.error.code).toBe('idempotency_conflict');
+  });
+
+  it('gives a registration’s secrets again only to a prompt retry: after SECRET_REPLAY_MS the same ids, without them', async () => {
+    const key = randomUUID();
+    const body = { handle: uniqueHandle('late'), model: 'm' };
+    const first = await register(body, key);
+    expect(first.status).toBe(201);
+    skewMs = server.services.config.secretReplayMs - 1_000;
+    try {
+      expect((await register(body, key)).body).toEqual(first.body);
+      skewMs = server.services.config.secretReplayMs + 1;
+      const late = await register(body, key);
+      expect(late.status).toBe(201);
+      expect(replayed(late)).toBe('true');
+      const { api_key, wallet, secrets_already_shown, ...rest } = late.body;
+      const { api_key: _key, wallet: firstWallet, ...firstRest } = first.body;
+      expect(rest).toEqual(firstRest);
+      expect(api_key).toBeNull();
+      expect(wallet).toEqual({ ...firstWallet, secret_key: null });
+      expect(secrets_already_shown).toMatch(/api_key and wallet\.secret_key were shown in the first reply .* cannot be shown again/);
+      // The citizen's key is still the one first shown: only its replay is over.
+      expect((await call(base, 'GET', '/api/v1/me', { key: first.body.api_key })).status).toBe(200);
+    } finally {
+      skewMs = 0;
+    }
+  });
+
+  it('gives a rotated key again only to a prompt retry with the new key', async () => {
+    const alice = await citizen('rot');
+    const key = randomUUID();
+    const rotate = (apiKey: string) => call(base, 'POST', '/api/v1/rotate', { key: apiKey, body: {}, headers: { 'Idempotency-Key': key } });
+    const rotated = await rotate(alice.key);
+    expect(rotated.status).toBe(200);
+    // The old key is dead: it cannot fetch the rotation that killed it.
+    expect((await rotate(alice.key)).status).toBe(401);
+    expect((await rotate(rotated.body.api_key)).body).toEqual(rotated.body);
+    skewMs = server.services.config.secretReplayMs + 1;
+    try {
+      const late = await rotate(rotated.body.api_key);
+      expect(late.status).toBe(200);
+      expect(late.body).toMatchObject({ ok: true, api_key: null, secrets_already_shown: expect.stringContaining('api_key') });
+    } finally {
+      skewMs = 0;
+    }
   });
 
   it('refuses a malformed key with 400 invalid_request naming the header, on POST only', async () => {

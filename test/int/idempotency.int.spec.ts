@@ -201,6 +201,33 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
     expect(await waiting).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false, createdAt: expect.any(Number) });
   });
 
+  it('replays a reply’s secrets only for a prompt retry, then the reply without them, and then no longer keeps them', async () => {
+    let now = Date.now();
+    const clocked = new IdempotencyStore(database, masterKey, { tuning: { now: () => now } });
+    others.push(clocked);
+    const key = randomUUID();
+    const secret = `svc_sk_${randomBytes(24).toString('hex')}`;
+    const whole: StoredResponse = { status: 201, body: { ok: true, agent: { id: 'agent_x' }, api_key: secret }, headers: {} };
+    const without = { body: { ok: true, agent: { id: 'agent_x' }, api_key: null, secrets_already_shown: 'shown' }, headers: {} };
+    const attempt = ran(await clocked.begin('public', key, HASH));
+    expect(await clocked.complete('public', key, attempt, whole, { withoutSecrets: without, forMs: 600_000 })).toBe(true);
+    expect(await clocked.begin('public', key, HASH)).toEqual({ kind: 'replay', ...whole });
+    now += 599_999;
+    expect(await clocked.begin('public', key, HASH)).toEqual({ kind: 'replay', ...whole });
+    // Nothing to forget yet.
+    expect(await clocked.forgetShownSecrets()).toBe(0);
+    now += 1;
+    expect(await clocked.begin('public', key, HASH)).toEqual({ kind: 'replay', status: 201, ...without });
+    // The whole reply is dropped from the row; what is left opens to the reply without secrets, as before.
+    const before = (await row(key, 'public'))!;
+    expect(await clocked.forgetShownSecrets()).toBe(1);
+    const after = (await row(key, 'public'))!;
+    expect(after.response).toBe(before.response_without_secrets);
+    expect([after.response_without_secrets, after.secrets_until]).toEqual([null, null]);
+    expect(await clocked.begin('public', key, HASH)).toEqual({ kind: 'replay', status: 201, ...without });
+    expect(await process2().begin('public', key, HASH)).toEqual({ kind: 'replay', status: 201, ...without });
+  });
+
   it('purges keys older than the bound, except one whose holder still runs', async () => {
     const keys = { oldDone: randomUUID(), oldDead: randomUUID(), oldLive: randomUUID(), fresh: randomUUID() };
     for (const [name, key] of Object.entries(keys)) {

@@ -37,6 +37,8 @@ export interface Config {
   requestsPerSecond: number;
   /** How long a read waits for the projector to reach the ledger head before answering anyway. */
   readYourWritesMs: number;
+  /** How long after a reply with secrets (register, rotate) a retry under its Idempotency-Key still gets them. */
+  secretReplayMs: number;
   /** How often a waiting read, /pulse?wait= or /ws reads the projection checkpoint while the bus is down. */
   checkpointPollMs: number;
   snapshotEvery: number;
@@ -145,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     registerPerIpPerHour: int(env, 'REGISTER_PER_IP_PER_HOUR', 20),
     requestsPerSecond: int(env, 'RATE_LIMIT_RPS', 50),
     readYourWritesMs: int(env, 'READ_YOUR_WRITES_MS', 2000),
+    secretReplayMs: within(int(env, 'SECRET_REPLAY_MS', 600_000), 'SECRET_REPLAY_MS', 0, 24 * 3_600_000, 'a period in milliseconds, at most the 24 h a key is kept'),
     checkpointPollMs: within(int(env, 'CHECKPOINT_POLL_MS', 25), 'CHECKPOINT_POLL_MS', 5, 1000, 'a period in milliseconds'),
     snapshotEvery: int(env, 'SNAPSHOT_EVERY', 1000),
     stateHotKeys: int(env, 'STATE_HOT_KEYS', 20000),
@@ -169,7 +172,7 @@ export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'EVENTSTORE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'SOLANA_RPC_URL',
   'PRICE_URL', 'JUPITER_URL', 'DOORBELL_ALLOW_LOOPBACK', 'DOORBELL_CA_FILE',
   'LOCALNET_PORT', 'LOCALNET_SOL_USD', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
-  'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'CHECKPOINT_POLL_MS', 'SNAPSHOT_EVERY', 'STATE_HOT_KEYS',
+  'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'SECRET_REPLAY_MS', 'CHECKPOINT_POLL_MS', 'SNAPSHOT_EVERY', 'STATE_HOT_KEYS',
   'DATABASE_CONNECT_TIMEOUT_MS', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'ATTEST_FULL_EVERY_MS', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS',
   'TREASURY_TOKEN_MINT', 'TREASURY_CYCLE_MS', 'TREASURY_RESERVE_SOL', 'TREASURY_MIN_BUY_SOL', 'TREASURY_SLIPPAGE_BPS',

@@ -15,6 +15,11 @@ export const registerBody: JsonSchema = {
   },
 };
 
+const secretsAlreadyShown: JsonSchema = {
+  type: 'string',
+  description: 'only in a retry (same Idempotency-Key) after SECRET_REPLAY_MS: the secrets were shown once and are null here',
+};
+
 export const registerResponse: JsonSchema = {
   type: 'object',
   required: ['ok', 'agent', 'api_key', 'wallet', 'warning'],
@@ -25,17 +30,22 @@ export const registerResponse: JsonSchema = {
       required: ['id', 'handle', 'wallet', 'custody'],
       properties: { id: { type: 'string' }, handle: { type: 'string' }, wallet: { type: 'string' }, custody: { type: 'string' } },
     },
-    api_key: { type: 'string', pattern: '^svc_sk_', description: 'bearer key; shown once' },
+    api_key: {
+      type: ['string', 'null'],
+      pattern: '^svc_sk_',
+      description: 'bearer key; shown once (a retry under the same Idempotency-Key within SECRET_REPLAY_MS gets it again; later, null)',
+    },
     wallet: {
       type: 'object',
       required: ['public_key', 'secret_key', 'custody'],
       properties: {
         public_key: { type: 'string' },
-        secret_key: { type: ['string', 'null'], description: 'base58 64-byte secret key, shown once; null with custody=self' },
+        secret_key: { type: ['string', 'null'], description: 'base58 64-byte secret key, shown once; null with custody=self, and in a late retry' },
         custody: { type: 'string' },
       },
     },
     warning: { type: 'string' },
+    secrets_already_shown: secretsAlreadyShown,
     ledger: receipt,
   },
 };
@@ -139,7 +149,12 @@ export const rotateBody: JsonSchema = { type: 'object', maxProperties: 0, descri
 export const rotateResponse: JsonSchema = {
   type: 'object',
   required: ['ok', 'api_key', 'warning'],
-  properties: { ok: { const: true }, api_key: { type: 'string', pattern: '^svc_sk_' }, warning: { type: 'string' } },
+  properties: {
+    ok: { const: true },
+    api_key: { type: ['string', 'null'], pattern: '^svc_sk_', description: 'the new bearer key, shown once (null in a retry after SECRET_REPLAY_MS)' },
+    warning: { type: 'string' },
+    secrets_already_shown: secretsAlreadyShown,
+  },
 };
 
 export const recordParams = agentRefParams;

@@ -47,6 +47,8 @@ export interface RuntimeOptions {
   applicationName?: string;
   /** Ledgers from this many entries without a stored decision state have it built in a worker thread (10,000). */
   buildStateInThreadFrom?: number;
+  /** The clock that times how long a reply's secrets are replayed (tests move it). */
+  clock?: () => number;
 }
 
 export function openBus(config: Config, log?: Logger): Bus {
@@ -122,7 +124,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
       applicationName: options.applicationName ?? 'svc',
       onLost: (err) => log.warn({ err }, 'the liveness connection to the database broke: reconnecting; meanwhile other processes may take over this one\'s work'),
     });
-    vault = await new Vault(database, master.key, 'vault', { liveness }).init();
+    vault = await new Vault(database, master.key, 'vault', { liveness, idempotency: options.clock ? { now: options.clock } : {} }).init();
     chainOutbox = await new ChainOutbox(database, 'vault', liveness).init();
     doorbells = await new DoorbellStore(database, master.key, config.readModelSchema).init();
     media = await new MediaStore(database).init();

@@ -30,6 +30,16 @@ const migrations: Migration[] = [
     name: 'idempotency_002_holder',
     up: (db, schema) => execAll(db, [`alter table ${schema}.idempotency_keys add column holder integer`]),
   },
+  {
+    // A reply that carries secrets is kept whole only until secrets_until (ms); `response_without_secrets` replaces it then.
+    name: 'idempotency_003_secrets_shown',
+    up: (db, schema) =>
+      execAll(db, [
+        `alter table ${schema}.idempotency_keys add column secrets_until bigint`,
+        `alter table ${schema}.idempotency_keys add column response_without_secrets text`,
+        `create index idempotency_keys_secrets on ${schema}.idempotency_keys (secrets_until) where secrets_until is not null`,
+      ]),
+  },
 ];
 
 const VISIBLE_ASCII_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -50,6 +60,15 @@ export interface StoredResponse {
   status: number;
   body: Record<string, unknown>;
   headers: Record<string, string>;
+}
+
+/**
+ * A reply that carries secrets (an API key, a wallet's secret key) is replayed whole only for a prompt retry:
+ * after `forMs`, a retry gets `withoutSecrets`, and the whole reply is no longer kept.
+ */
+export interface SecretsInReply {
+  withoutSecrets: Omit<StoredResponse, 'status'>;
+  forMs: number;
 }
 
 export type IdempotencyBegin =
@@ -77,6 +96,8 @@ export interface IdempotencyTuning {
   /** Keys are kept at least this long. */
   keepMs: number;
   purgeEveryMs: number;
+  /** The clock that times how long a reply's secrets are replayed (tests move it). */
+  now: () => number;
 }
 
 export const IDEMPOTENCY_TUNING: IdempotencyTuning = {
@@ -87,6 +108,7 @@ export const IDEMPOTENCY_TUNING: IdempotencyTuning = {
   maxHoldMs: 10 * 60_000,
   keepMs: 24 * 3_600_000,
   purgeEveryMs: 60_000,
+  now: () => Date.now(),
 };
 
 export interface IdempotencyStoreOptions {
@@ -105,7 +127,7 @@ interface Holding {
  * Retried writes: the first request with a key runs, later ones with the same key and request replay its
  * stored reply. The row is the lock across API processes: it names the holding process, so a retry takes over
  * at once from one that died, and its lease, renewed while the holder runs, bounds one that hangs. Replies are
- * sealed: a registration reply carries secrets.
+ * sealed: a registration reply carries secrets, which are replayed only for a prompt retry.
  */
 export class IdempotencyStore {
   private readonly tuning: IdempotencyTuning;
@@ -156,14 +178,14 @@ export class IdempotencyStore {
 
       const row = await this.database.db
         .selectFrom(this.table)
-        .select(['request_hash', 'attempt', 'state', 'status', 'response', this.abandoned().as('abandoned')])
+        .select(['request_hash', 'attempt', 'state', 'status', 'response', 'secrets_until', 'response_without_secrets', this.abandoned().as('abandoned')])
         .where('scope', '=', scope)
         .where('key', '=', key)
         .executeTakeFirst();
       // Abandoned between the insert and the read: the key is free again.
       if (!row) continue;
       if (row.request_hash !== requestHash) return { kind: 'conflict' };
-      if (row.state === 'done') return { kind: 'replay', ...this.open(scope, key, Number(row.status), row.response as string) };
+      if (row.state === 'done') return { kind: 'replay', ...this.replayOf(scope, key, row) };
       if (row.abandoned) {
         const taken = await this.database.db
           .updateTable(this.table)
@@ -194,10 +216,19 @@ export class IdempotencyStore {
     return this.liveness?.holder ?? null;
   }
 
-  /** Stores the reply; false when `attempt` no longer holds the key (its holder was judged gone, or its lease ran out, and a retry took over). */
-  async complete(scope: string, key: string, attempt: string, response: StoredResponse): Promise<boolean> {
-    const sealed = seal(this.masterKey, Buffer.from(JSON.stringify({ body: response.body, headers: response.headers }), 'utf8'), context(scope, key));
-    return this.settle(scope, key, attempt, { state: 'done', status: response.status, response: sealed, completed_at: sql`now()` });
+  /**
+   * Stores the reply; false when `attempt` no longer holds the key (its holder was judged gone, or its lease ran
+   * out, and a retry took over). A reply with `secrets` is replayed whole only for `secrets.forMs`.
+   */
+  async complete(scope: string, key: string, attempt: string, response: StoredResponse, secrets?: SecretsInReply): Promise<boolean> {
+    const sealed = (reply: Omit<StoredResponse, 'status'>) => seal(this.masterKey, Buffer.from(JSON.stringify({ body: reply.body, headers: reply.headers }), 'utf8'), context(scope, key));
+    return this.settle(scope, key, attempt, {
+      state: 'done',
+      status: response.status,
+      response: sealed(response),
+      completed_at: sql`now()`,
+      ...(secrets ? { secrets_until: this.tuning.now() + secrets.forMs, response_without_secrets: sealed(secrets.withoutSecrets) } : {}),
+    });
   }
 
   /** Frees the key so that a retry runs the request again; only the holding attempt may. */
@@ -235,14 +266,26 @@ export class IdempotencyStore {
     return Number(result.numDeletedRows);
   }
 
+  /** Drops the whole replies whose secrets were replayed long enough: the rows keep them without. */
+  async forgetShownSecrets(): Promise<number> {
+    const result = await this.database.db
+      .updateTable(this.table)
+      .set({ response: sql`response_without_secrets`, response_without_secrets: null, secrets_until: null })
+      .where('secrets_until', '<=', this.tuning.now())
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   /** Stops renewing every lease this store holds, as a process that dies would. */
   close(): void {
     for (const attempt of [...this.holding.keys()]) this.release(attempt);
   }
 
-  private open(scope: string, key: string, status: number, sealed: string): StoredResponse {
+  private replayOf(scope: string, key: string, row: { status: unknown; response: unknown; secrets_until: unknown; response_without_secrets: unknown }): StoredResponse {
+    const secretsShown = row.secrets_until !== null && row.secrets_until !== undefined && this.tuning.now() >= Number(row.secrets_until);
+    const sealed = (secretsShown ? row.response_without_secrets : row.response) as string;
     const { body, headers } = JSON.parse(unseal(this.masterKey, sealed, context(scope, key)).toString('utf8')) as Omit<StoredResponse, 'status'>;
-    return { status, body, headers };
+    return { status: Number(row.status), body, headers };
   }
 
   private hold(scope: string, key: string, attempt: string, leaseMs: number, resumed: boolean, createdAt: number): IdempotencyBegin {
@@ -300,6 +343,7 @@ export class IdempotencyStore {
     if (now - this.lastPurge < this.tuning.purgeEveryMs) return;
     this.lastPurge = now;
     this.purgeOlderThan(this.tuning.keepMs).catch(() => undefined);
+    this.forgetShownSecrets().catch(() => undefined);
   }
 }
 

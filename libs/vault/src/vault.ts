@@ -1,6 +1,6 @@
 import { Batcher, execAll, migrate, type Liveness, type Migration, type SqlDatabase } from '@svc/readmodel';
 import { apiKeyId, hashApiKey, sameHash, seal, unseal } from './crypto';
-import { IdempotencyStore } from './idempotency';
+import { IdempotencyStore, type IdempotencyTuning } from './idempotency';
 import { MemoryStore } from './memory';
 
 const migrations: Migration[] = [
@@ -62,11 +62,11 @@ export class Vault {
     private readonly database: SqlDatabase,
     private readonly masterKey: Buffer,
     private readonly schema = 'vault',
-    options: { liveness?: Liveness } = {},
+    options: { liveness?: Liveness; idempotency?: Partial<IdempotencyTuning> } = {},
   ) {
     this.credentialWrites = new Batcher((items) => this.insertCredentials(items));
     this.memory = new MemoryStore(database, schema);
-    this.idempotency = new IdempotencyStore(database, masterKey, { schema, liveness: options.liveness });
+    this.idempotency = new IdempotencyStore(database, masterKey, { schema, liveness: options.liveness, tuning: options.idempotency });
   }
 
   async init(): Promise<this> {

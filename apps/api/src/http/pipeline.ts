@@ -7,7 +7,7 @@ import { idempotencyRequestHash, idempotentIds, isIdempotencyKey } from '@svc/va
 import type { Services } from '../services';
 import { ApiError, databaseUnavailable, fromRejected, isDatabaseUnavailable, unauthorized } from './errors';
 import { newUlid } from './ids';
-import { takesIdempotencyKey, type RouteResult, type RouteSpec } from './route';
+import { takesIdempotencyKey, withoutSecrets, type RouteResult, type RouteSpec } from './route';
 
 export const IDEMPOTENCY_KEY = 'Idempotency-Key';
 
@@ -286,9 +286,11 @@ async function holdIdempotencyKey(services: Services, call: Call, scope: string,
     }
   }
   const { attempt } = begun;
+  const { secrets } = call.route;
   // The reply goes out even when it cannot be stored: failing it would invite the retry it cannot answer.
   const completed = async (status: number, reply: Record<string, unknown>, headers: Record<string, string>) => {
-    const stored = await store.complete(scope, key, attempt, { status, body: reply, headers }).catch((err) => {
+    const shown = secrets && status < 400 ? { withoutSecrets: { body: withoutSecrets(reply, secrets, Date.now()), headers }, forMs: services.config.secretReplayMs } : undefined;
+    const stored = await store.complete(scope, key, attempt, { status, body: reply, headers }, shown).catch((err) => {
       services.log.error({ err, scope }, 'idempotent reply not stored');
       return true;
     });

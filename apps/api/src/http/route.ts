@@ -85,6 +85,11 @@ export interface RouteSpec<B = any, Q = any, P = any> {
    * not to the JSON-RPC exchange around it.
    */
   idempotent?: false;
+  /**
+   * Fields of the reply that are secrets shown once (`wallet.secret_key` names a nested one): a retry under the
+   * Idempotency-Key gets them again only within SECRET_REPLAY_MS, and null after, with `secrets_already_shown`.
+   */
+  secrets?: string[];
   /** Answers 304 to an If-None-Match that still matches its ETag. */
   conditional?: boolean;
   /** Wait for the read models to reach the ledger head before answering (read-your-writes). */
@@ -98,6 +103,26 @@ export function defineRoute<B = any, Q = any, P = any>(spec: RouteSpec<B, Q, P>)
 
 export function expressPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+/**
+ * The reply a retry gets once its secrets were shown long enough: the same ids, each secret null, and a note
+ * that says why. A secret that was null already (a self-custody wallet's) stays so.
+ */
+export function withoutSecrets(body: Record<string, unknown>, secrets: string[], shownAt: number): Record<string, unknown> {
+  const copy = structuredClone(body);
+  for (const path of secrets) {
+    const names = path.split('.');
+    let holder: Record<string, unknown> | undefined = copy;
+    for (const name of names.slice(0, -1)) {
+      const next: unknown = holder?.[name];
+      holder = next !== null && typeof next === 'object' ? (next as Record<string, unknown>) : undefined;
+    }
+    const last = names.at(-1)!;
+    if (holder && holder[last] !== undefined) holder[last] = null;
+  }
+  copy.secrets_already_shown = `${secrets.join(' and ')} were shown in the first reply (${new Date(shownAt).toISOString()}) and are not kept: they cannot be shown again`;
+  return copy;
 }
 
 /** A POST takes an Idempotency-Key unless the route says otherwise. */

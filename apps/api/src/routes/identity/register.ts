@@ -15,6 +15,7 @@ export default defineRoute<RegisterInput>({
   body: registerBody,
   response: registerResponse,
   errors: ['invalid_pubkey', 'handle_taken', 'wallet_taken', 'rate_limited'],
+  secrets: ['api_key', 'wallet.secret_key'],
   async handle({ body }, services) {
     return { body: await registerCitizen(services, body) };
   },

@@ -11,6 +11,7 @@ export default defineRoute({
   summary: 'Issue a new API key (shown once); the old key stops working before this returns',
   body: rotateBody,
   response: rotateResponse,
+  secrets: ['api_key'],
   async handle({ agentId, apiKey: presented }, { vault }) {
     const apiKey = newApiKey();
     // Two rotations racing with one key: the first wins, the second no longer holds a valid key.
