@@ -192,6 +192,67 @@ describe('POST /api/v1/transfer and POST /api/v1/tx/submit on the local chain', 
     expect(await spendsOf(alice.wallet)).toEqual([]);
   });
 
+  /**
+   * Runs `during` with the service's chain behind a proxy that loses every sendTransaction (a 503 from a load
+   * balancer): the signed bytes are stored, and nobody can tell whether they went out.
+   */
+  async function withSendsLost<T>(during: () => Promise<T>): Promise<T> {
+    const upstream = server.services.chain.options.rpcUrl;
+    const proxy = http.createServer((req, res) => {
+      let raw = '';
+      req.on('data', (chunk) => (raw += chunk));
+      req.on('end', async () => {
+        if (raw.includes('"sendTransaction"')) return res.writeHead(503).end('no healthy upstream');
+        const answer = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
+        res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const reachable = server.services.chain;
+    server.services.chain = new SolanaChain({ ...reachable.options, rpcUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, wsUrl: reachable.connection.rpcEndpoint.replace(/^http/, 'ws').replace(/:(\d+)/, (_m, port) => `:${Number(port) + 1}`) });
+    try {
+      return await during();
+    } finally {
+      await server.services.chain.close();
+      server.services.chain = reachable;
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  }
+
+  it('checks stored bytes on the chain as it is now before sending them again: one that would fail is marked failed, unsent', async () => {
+    const alice = await citizen('alice');
+    await fund(alice.wallet, 1);
+    // Less than an empty account's rent, to an address that holds nothing: the runtime would refuse it on landing.
+    const nobody = Keypair.generate().publicKey.toBase58();
+    const key = `resume-${randomBytes(6).toString('hex')}`;
+    const [byRetry, byRecovery] = await withSendsLost(async () => [
+      await transfer(alice, { to: nobody, amount: 0.000001 }, { 'idempotency-key': key }),
+      await transfer(alice, { to: nobody, amount: 0.000002 }),
+    ]);
+    for (const lost of [byRetry, byRecovery]) {
+      expect([lost.status, lost.body.error.code]).toEqual([503, 'unavailable']);
+      expect(lost.body.error.signature).toEqual(expect.any(String));
+    }
+    const before = await balance(alice.wallet);
+
+    // The client retries with its key: the row's bytes are checked before they go out again, and refused.
+    const retry = await transfer(alice, { to: nobody, amount: 0.000001 }, { 'idempotency-key': key });
+    expect([retry.status, retry.body.error.code]).toEqual([400, 'send_failed']);
+    expect(retry.body.error.message).toMatch(/would fail if sent now .*InsufficientFundsForRent.* not sent/);
+    // The other is settled by a recovery pass, which checks the same way.
+    const settled = await server.services.pipeline.recover();
+    expect(settled.filter((s) => s.outcome === 'failed')).toHaveLength(1);
+
+    for (const lost of [byRetry, byRecovery]) {
+      expect(await connection().getSignatureStatus(lost.body.error.signature, { searchTransactionHistory: true })).toMatchObject({ value: null });
+      expect(await server.services.pipeline.outbox.bySignature(lost.body.error.signature)).toMatchObject({ state: 'failed' });
+    }
+    // Not a lamport of fee was paid for either.
+    expect(await balance(alice.wallet)).toBe(before);
+    // The key keeps its answer.
+    expect((await transfer(alice, { to: nobody, amount: 0.000001 }, { 'idempotency-key': key })).body).toEqual(retry.body);
+  });
+
   it('makes exactly one transfer for 50 concurrent identical requests with one Idempotency-Key', async () => {
     const [alice, bob] = [await citizen('alice'), await citizen('bob')];
     await fund(alice.wallet, 1);

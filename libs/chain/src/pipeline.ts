@@ -22,6 +22,7 @@ import {
   feeLamports,
   isBlockhashExpired,
   keypairFromSecret,
+  presendCheck,
   recentBlockhash,
   sendAndConfirm,
   signTransaction,
@@ -343,18 +344,42 @@ export class ActionPipeline {
     return { signature: row.signature, wire: Buffer.from(row.transaction, 'base64'), blockhash: row.blockhash, lastValidBlockHeight: row.lastValidBlockHeight };
   }
 
-  /** A sent row a caller waits on again: settle it from the chain's view, resending the stored bytes if they never arrived. */
+  /**
+   * A sent row a caller waits on again: settle it from the chain's view. Bytes the chain never saw are sent
+   * again only while they can land, and only if they would succeed on the chain's state now.
+   */
   private async finishSent(row: OutboxRow): Promise<ActionOutcome> {
     const signed = this.signedOf(row);
     let status;
+    let expired;
     try {
+      // Expiry first: a status read after it is final, since nothing built on that blockhash can land later.
+      expired = await isBlockhashExpired(this.connection, signed.lastValidBlockHeight);
       status = await signatureStatus(this.connection, signed.signature);
     } catch (error) {
       if (isRpcUnreachable(error)) throw unsettled(signed.signature, 'the chain cannot be reached to see where it stands');
       throw error;
     }
     if (status.state === 'confirmed') return this.recordFor(row);
+    if (status.state === 'not_found') {
+      const refusal = expired ? neverLanded() : await this.presend(row, signed);
+      if (refusal) {
+        await this.deps.outbox.markFailed(row.id, chainFailure(refusal));
+        throw Rejected.of(refusal.rejection);
+      }
+    }
     return this.sendAndRecord(row, signed, status.state === 'not_found');
+  }
+
+  /** The pre-send check of bytes signed earlier; an unreachable RPC leaves the row as it is. */
+  private async presend(row: OutboxRow, signed: SignedTransaction): Promise<ChainError | undefined> {
+    try {
+      return await presendCheck(this.connection, signed);
+    } catch (error) {
+      if (isRpcUnreachable(error)) throw unsettled(signed.signature, 'the chain cannot be reached to check it before sending it again');
+      this.deps.log.warn({ err: error, id: row.id }, 'pre-send check could not run; sending as stored');
+      return undefined;
+    }
   }
 
   private async sendAndRecord(row: OutboxRow, signed: SignedTransaction, resend: boolean): Promise<ActionOutcome> {
@@ -570,8 +595,16 @@ export class ActionPipeline {
     }
     if (status.state === 'not_found' && expired) {
       this.deps.log.info({ id: row.id, signature: row.signature }, 'transaction never landed; marked failed');
-      await this.deps.outbox.markFailed(row.id, { code: 'send_failed', message: 'the transaction expired (its blockhash passed lastValidBlockHeight) before it landed' });
+      await this.deps.outbox.markFailed(row.id, chainFailure(neverLanded()));
       return 'failed';
+    }
+    if (status.state === 'not_found') {
+      const refusal = await presendCheck(this.connection, signed);
+      if (refusal) {
+        this.deps.log.info({ id: row.id, signature: row.signature, reason: refusal.message }, 'unsent transaction would fail now; marked failed, not sent');
+        await this.deps.outbox.markFailed(row.id, chainFailure(refusal));
+        return 'failed';
+      }
     }
     if (status.state !== 'confirmed') {
       try {
@@ -600,6 +633,10 @@ export class ActionPipeline {
 function settledLater<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => undefined);
   return promise;
+}
+
+function neverLanded(): ChainError {
+  return new ChainError('send_failed', 'the transaction expired (its blockhash passed lastValidBlockHeight) before it landed; nothing was paid');
 }
 
 /** Errors before anything was sent: what the chain said, an unreachable RPC, or our own fault (500). */

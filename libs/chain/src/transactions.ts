@@ -9,7 +9,7 @@ import {
   type Connection,
   type TransactionError,
 } from '@solana/web3.js';
-import { ChainError, isAlreadyProcessed, toChainError } from './errors';
+import { ChainError, isAlreadyProcessed, looksInsufficient, toChainError } from './errors';
 import { lamportsToSol } from './lamports';
 
 export type WalletAddress = PublicKey | string;
@@ -155,6 +155,22 @@ export async function signatureStatus(connection: Connection, signature: string)
 export async function transactionLogs(connection: Connection, signature: string): Promise<string[]> {
   const tx = await connection.getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
   return tx?.meta?.logMessages ?? [];
+}
+
+/**
+ * The checks a fresh send gets from the RPC's preflight, run on the chain's state now for bytes signed earlier:
+ * the ChainError their landing would end in (so they are not sent to pay a fee for nothing), or undefined when
+ * they would succeed, or cannot be judged here (their blockhash unknown to the node, or already processed).
+ */
+export async function presendCheck(connection: Connection, signed: SignedTransaction): Promise<ChainError | undefined> {
+  const transaction = VersionedTransaction.deserialize(signed.wire);
+  const { value } = await connection.simulateTransaction(transaction, { sigVerify: false, replaceRecentBlockhash: false, commitment: 'confirmed' });
+  if (value.err === null) return undefined;
+  const reason = typeof value.err === 'string' ? value.err : JSON.stringify(value.err);
+  if (/BlockhashNotFound|AlreadyProcessed/.test(reason)) return undefined;
+  const logs = value.logs ?? [];
+  const code = looksInsufficient([reason, ...logs].join('\n')) ? 'insufficient' : 'send_failed';
+  return new ChainError(code, `the transaction would fail if sent now (${reason}); it was not sent, and nothing was paid`, logs);
 }
 
 export interface SendOptions {
