@@ -23,6 +23,14 @@ describe('Idempotency-Key rules', () => {
     );
   });
 
+  it('hashes a body RFC 8785 cannot express (a non-finite number) without throwing, apart from every finite one', () => {
+    const infinite = idempotencyRequestHash('POST', '/api/v1/transfer', { to: 'bob', amount: Infinity });
+    expect(infinite).toMatch(/^[0-9a-f]{64}$/);
+    expect(idempotencyRequestHash('POST', '/api/v1/transfer', { to: 'bob', amount: -Infinity })).not.toBe(infinite);
+    expect(idempotencyRequestHash('POST', '/api/v1/transfer', { to: 'bob', amount: null })).not.toBe(infinite);
+    expect(idempotencyRequestHash('POST', '/api/v1/transfer', { to: 'bob', amount: NaN })).not.toBe(infinite);
+  });
+
   it('hashes another body, path or method differently', () => {
     const base = idempotencyRequestHash('POST', '/api/v1/posts', { body: 'gm' });
     expect(idempotencyRequestHash('POST', '/api/v1/posts', { body: 'gn' })).not.toBe(base);

@@ -49,9 +49,19 @@ export function isIdempotencyKey(value: string): boolean {
   return VISIBLE_ASCII_KEY.test(value);
 }
 
-/** What "the same request" means for a key: method, path and the RFC 8785 canonical JSON of the body. */
+/**
+ * What "the same request" means for a key: method, path and the RFC 8785 canonical JSON of the body. A body
+ * RFC 8785 cannot express (a non-finite number) is refused by validation first; should one get here, it is
+ * hashed as JSON.stringify writes it rather than throwing.
+ */
 export function idempotencyRequestHash(method: string, path: string, body: unknown): string {
-  const canonical = canonicalize({ method: method.toUpperCase(), path, body: body ?? null });
+  const request = { method: method.toUpperCase(), path, body: body ?? null };
+  let canonical: string | undefined;
+  try {
+    canonical = canonicalize(request);
+  } catch {
+    canonical = JSON.stringify(request, (_name, value) => (typeof value === 'number' && !Number.isFinite(value) ? `\u0000${value}` : value));
+  }
   return createHash('sha256').update(canonical ?? '', 'utf8').digest('hex');
 }
 
