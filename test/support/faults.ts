@@ -77,6 +77,68 @@ export class PrivateRedis {
   }
 }
 
+/**
+ * A TCP proxy of the test's own on a free port, in front of a server the test must not stop (the PostgreSQL
+ * every test shares). `stop` cuts every connection through it and refuses new ones, so what connects through
+ * it sees its server gone, as if it had stopped; `start` lets connections through again, on the same port.
+ */
+export class TcpProxy {
+  private server?: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+
+  private constructor(
+    readonly port: number,
+    private readonly target: { host: string; port: number },
+  ) {}
+
+  /** A proxy to the host and port of `url` (e.g. a database URL), already started. */
+  static async to(url: string): Promise<TcpProxy> {
+    const { hostname, port } = new URL(url);
+    const proxy = new TcpProxy(await freePort(), { host: hostname, port: Number(port) });
+    await proxy.start();
+    return proxy;
+  }
+
+  /** `url` with its host and port replaced by the proxy's. */
+  via(url: string): string {
+    const u = new URL(url);
+    u.hostname = '127.0.0.1';
+    u.port = String(this.port);
+    return u.toString();
+  }
+
+  async start(): Promise<void> {
+    if (this.server) return;
+    const server = net.createServer((client) => {
+      const upstream = net.connect(this.target.port, this.target.host);
+      const cut = () => {
+        client.destroy();
+        upstream.destroy();
+      };
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.once('close', () => this.sockets.delete(socket));
+        socket.on('error', cut);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.server = server;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = undefined;
+    const closed = new Promise((resolve) => server.close(resolve));
+    for (const socket of this.sockets) socket.destroy();
+    await closed;
+  }
+}
+
 export interface Citizen {
   id: string;
   key: string;

@@ -241,3 +241,55 @@ describe('the SOL/USD price', () => {
     expect(await new SolanaChain({ rpcUrl: 'http://127.0.0.1:1' }).solUsd()).toBeNull();
   });
 });
+
+describe('whether the RPC answers (the readiness probe)', () => {
+  /** An RPC that answers what the test says, counting the calls and keeping what was asked. */
+  function rpc() {
+    const source = {
+      calls: 0,
+      asked: [] as unknown[],
+      answer: (_signal: AbortSignal): Promise<Response> => Promise.resolve(Response.json({ jsonrpc: '2.0', id: 1, result: 42 })),
+      fetch: (((_url: string, init: RequestInit) => {
+        source.calls += 1;
+        source.asked.push(JSON.parse(String(init.body)));
+        return source.answer(init.signal!);
+      }) as unknown) as typeof fetch,
+    };
+    return source;
+  }
+
+  it('asks getSlot at most once every 5 s, and callers meanwhile share the answer', async () => {
+    const source = rpc();
+    const chain = new SolanaChain({ rpcUrl: 'http://rpc', fetch: source.fetch });
+    expect(await Promise.all([chain.reachable(0), chain.reachable(0), chain.reachable(4_999)])).toEqual([true, true, true]);
+    expect(source.calls).toBe(1);
+    expect(source.asked[0]).toMatchObject({ jsonrpc: '2.0', method: 'getSlot' });
+    expect(await chain.reachable(5_000)).toBe(true);
+    expect(source.calls).toBe(2);
+  });
+
+  it('is false while the RPC refuses, fails or answers no slot, and asks again 5 s later', async () => {
+    const source = rpc();
+    const chain = new SolanaChain({ rpcUrl: 'http://rpc', fetch: source.fetch });
+    source.answer = () => Promise.reject(new TypeError('fetch failed'));
+    expect(await chain.reachable(0)).toBe(false);
+    source.answer = () => Promise.resolve(new Response('busy', { status: 503 }));
+    expect(await chain.reachable(5_000)).toBe(false);
+    source.answer = () => Promise.resolve(Response.json({ jsonrpc: '2.0', id: 1, error: { code: -32005, message: 'Node is behind' } }));
+    expect(await chain.reachable(10_000)).toBe(false);
+    source.answer = () => Promise.resolve(Response.json({ jsonrpc: '2.0', id: 1, result: 43 }));
+    expect(await chain.reachable(12_000)).toBe(false);
+    expect(await chain.reachable(15_000)).toBe(true);
+    expect(source.calls).toBe(4);
+  });
+
+  it('gives up on an RPC that does not answer after a second', async () => {
+    const source = rpc();
+    source.answer = (signal) => new Promise<Response>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+    const chain = new SolanaChain({ rpcUrl: 'http://rpc', fetch: source.fetch });
+    const started = Date.now();
+    expect(await chain.reachable()).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+});

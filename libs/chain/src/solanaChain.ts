@@ -5,6 +5,10 @@ export const WRAPPED_SOL_MINT = 'So11111111111111111111111111111111111111112';
 const PRICE_TTL_MS = 60_000;
 /** How long a last known price stands in while the price source fails or is slow to answer. */
 const PRICE_STALE_MS = 5 * 60_000;
+/** How long one answer of `reachable` stands: readiness probes, however often they come, ask the RPC at most this often. */
+const PROBE_TTL_MS = 5_000;
+/** How long `reachable` waits for the RPC: a readiness probe answers quickly whatever the chain does. */
+const PROBE_TIMEOUT_MS = 1_000;
 
 export interface ChainOptions {
   /** Solana JSON-RPC; its WebSocket is the next port (as web3.js assumes) unless `wsUrl` is given. */
@@ -36,6 +40,8 @@ export class SolanaChain {
   private readonly prices = new Map<string, KnownPrice>();
   /** By mint: the lookup in flight; it settles once `prices` holds its answer (or it failed). */
   private readonly lookups = new Map<string, Promise<void>>();
+  /** The last reachability probe, from when it was asked; in flight or answered, callers share it. */
+  private probe?: { at: number; answer: Promise<boolean> };
 
   /** The aggregator behind `jupiter` trades and swaps. */
   readonly aggregator: Aggregator;
@@ -43,6 +49,32 @@ export class SolanaChain {
   constructor(readonly options: ChainOptions) {
     this.connection = new Connection(options.rpcUrl, { commitment: 'confirmed', wsEndpoint: options.wsUrl });
     this.aggregator = new Aggregator(options.jupiterUrl ?? options.rpcUrl, options.fetch);
+  }
+
+  /**
+   * Whether the RPC answers a cheap call (`getSlot`) within PROBE_TIMEOUT_MS, asked at most once per
+   * PROBE_TTL_MS: callers in between, and while it is asked, get the same answer. Never throws.
+   */
+  reachable(now = Date.now()): Promise<boolean> {
+    if (this.probe && now - this.probe.at < PROBE_TTL_MS) return this.probe.answer;
+    this.probe = { at: now, answer: this.answersSlot() };
+    return this.probe.answer;
+  }
+
+  private async answersSlot(): Promise<boolean> {
+    try {
+      const res = await (this.options.fetch ?? fetch)(this.options.rpcUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getSlot' }),
+        signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+      });
+      if (!res.ok) return false;
+      const body = (await res.json()) as { result?: unknown } | null;
+      return typeof body?.result === 'number';
+    } catch {
+      return false;
+    }
   }
 
   /** SOL/USD, as usdPrices prices any mint (SOL is wrapped SOL's mint). */

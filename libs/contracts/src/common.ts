@@ -1,3 +1,4 @@
+import { READINESS_PARTS } from './operations';
 import type { JsonSchema } from './validator';
 
 export const handle: JsonSchema = {
@@ -49,6 +50,11 @@ export const errorEnvelope: JsonSchema = {
         reserved: { type: 'boolean', description: 'handle_taken: the handle is reserved for the service’s own citizen' },
         limit: { type: 'integer', description: 'invalid_request over a size limit: the limit, in bytes' },
         pending: { type: 'integer', description: 'rate_limited of a doorbell replay: the deliveries pending (at most `cap`)' },
+        part: {
+          type: 'string',
+          enum: [...READINESS_PARTS],
+          description: 'not_ready: what fails: the database or the event store does not answer, or the read models have stood still behind the ledger',
+        },
         retry_after_seconds: { type: 'integer', description: 'MCP tool errors only: the Retry-After an HTTP reply would carry as a header' },
       },
     },

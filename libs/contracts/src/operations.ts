@@ -7,10 +7,17 @@ export const healthzResponse: JsonSchema = {
   properties: { ok: { const: true }, status: { const: 'live' } },
 };
 
+/**
+ * The parts without which a process is not ready, as a 503 not_ready names them (`error.part`). The parts it
+ * serves without (the bus, the chain) are reported on the ready reply instead.
+ */
+export const READINESS_PARTS = ['database', 'event_store', 'read_models'] as const;
+export type ReadinessPart = (typeof READINESS_PARTS)[number];
+
 /** GET /readyz: the stores answer and the read models move (503 not_ready otherwise). */
 export const readyzResponse: JsonSchema = {
   type: 'object',
-  required: ['ok', 'status', 'ledger_head', 'projected', 'lag', 'bus'],
+  required: ['ok', 'status', 'ledger_head', 'projected', 'lag', 'bus', 'chain'],
   properties: {
     ok: { const: true },
     status: { const: 'ready' },
@@ -18,6 +25,11 @@ export const readyzResponse: JsonSchema = {
       enum: ['ok', 'degraded'],
       description:
         'degraded while the bus (Redis) does not answer: the process still serves, reads and long-polls follow the projection checkpoint instead of its announcements',
+    },
+    chain: {
+      enum: ['ok', 'unreachable'],
+      description:
+        'unreachable while the Solana RPC does not answer within a second (asked at most once every 5 s): reads still serve, on-chain actions fail until it answers',
     },
     ledger_head: { type: 'integer', minimum: -1, description: 'the seq of the last ledger entry (-1 when empty)' },
     projected: { type: 'integer', minimum: -1, description: 'the seq the read models of this process have reached' },

@@ -12,7 +12,7 @@ export interface Migration {
  * A transaction-scoped advisory lock keeps two processes starting at once from racing. An index build or a
  * wait for another process's migrations may take longer than a serving pool lets a statement run.
  */
-export async function migrate(db: Kysely<any>, schema: string, migrations: Migration[]): Promise<string[]> {
+export async function migrate(db: Kysely<any>, schema: string, migrations: readonly Migration[]): Promise<string[]> {
   const applied: string[] = [];
   const s = quoteIdent(schema);
   await db.transaction().execute(async (trx) => {

@@ -25,7 +25,7 @@ export interface Runtime {
   vault: Vault;
   /** Every on-chain action: build, sign or hand out, send, confirm, record; its outbox settles what a crash left. */
   pipeline: ActionPipeline;
-  /** Webhook registrations (sealed secrets), their delivery queue and log (private). */
+  /** Webhook registrations (sealed URLs and secrets), their delivery queue and log (private). */
   doorbells: DoorbellStore;
   /** Hosted token images and metadata JSON, addressed by the sha256 of their bytes. */
   media: MediaStore;

@@ -11,16 +11,21 @@ export function servingTimeouts(config: Config): DatabaseTimeouts {
   };
 }
 
+/** Whether the ledger is kept apart from the read database: in EventStoreDB, or in another PostgreSQL. */
+export function eventStoreIsSeparate(config: Config): boolean {
+  return config.eventstoreUrl !== undefined && config.eventstoreUrl !== config.databaseUrl;
+}
+
 /** Opens the event store named by the configuration: EventStoreDB, another PostgreSQL, or the read-model database. */
 export async function openEventStore(config: Config, database: SqlDatabase, timeouts?: DatabaseTimeouts): Promise<{ store: EventStore; extra?: SqlDatabase }> {
   const url = config.eventstoreUrl;
-  if (url && /^(esdb|kurrentdb|kurrent|esdb\+discover):\/\//.test(url)) return { store: new EsdbEventStore(url) };
-  if (url && /^postgres(ql)?:\/\//.test(url) && url !== config.databaseUrl) {
+  if (url === undefined || !eventStoreIsSeparate(config)) return { store: await new PostgresEventStore(database).init() };
+  if (/^(esdb|kurrentdb|kurrent|esdb\+discover):\/\//.test(url)) return { store: new EsdbEventStore(url) };
+  if (/^postgres(ql)?:\/\//.test(url)) {
     const extra = await openDatabase({ url, dataDir: config.dataDir, applicationName: 'svc-eventstore', timeouts });
     return { store: await new PostgresEventStore(extra).init(), extra };
   }
-  if (url && !/^postgres(ql)?:\/\//.test(url)) throw new Error(`EVENTSTORE_URL must be esdb://... or postgres://..., got ${url}`);
-  return { store: await new PostgresEventStore(database).init() };
+  throw new Error(`EVENTSTORE_URL must be esdb://... or postgres://..., got ${url}`);
 }
 
 /** The read database (read models, vault, snapshots) and the event store: all that the projector and the replay tool need. */

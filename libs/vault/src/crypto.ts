@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import bs58 from 'bs58';
@@ -42,6 +42,11 @@ export function unseal(key: Buffer, sealed: string, context: string): Buffer {
   decipher.setAAD(Buffer.from(context, 'utf8'));
   decipher.setAuthTag(Buffer.from(tag, 'base64'));
   return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]);
+}
+
+/** 32 secret bytes for `purpose`, the same every time for the same key and purpose: an HMAC under the master key. */
+export function deriveKey(masterKey: Buffer, purpose: string): Buffer {
+  return createHmac('sha256', masterKey).update(`derive\n${purpose}`).digest();
 }
 
 /**

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { monotonicFactory } from 'ulid';
-import { execAll, migrate, quoteIdent, type Migration, type SqlDatabase } from '@svc/readmodel';
-import { seal, unseal } from './crypto';
+import { execAll, liftTimeouts, migrate, quoteIdent, type Migration, type SqlDatabase } from '@svc/readmodel';
+import { deriveKey, seal, unseal } from './crypto';
 
 const ulid = monotonicFactory();
 
@@ -20,8 +20,14 @@ export const RINGING_KINDS: readonly string[] = ['post', 'action', 'bounty', 'bu
 const FANOUT = 'main';
 /** Delivery rows one fan-out transaction may write: fewer entries per pass as doorbells grow in number. */
 const FANOUT_ROW_BUDGET = 20_000;
+/** Plaintext URLs sealed per transaction when init finds doorbells registered before URLs were sealed. */
+const URL_SEAL_BATCH = 500;
 
-const migrations: Migration[] = [
+/**
+ * In order. A migration never changes once shipped, so a prefix of this list is the schema an older
+ * release left behind.
+ */
+export const doorbellMigrations: readonly Migration[] = [
   {
     name: 'doorbells_001',
     up: (db, schema) =>
@@ -87,11 +93,24 @@ const migrations: Migration[] = [
          $fn$`,
       ]),
   },
+  {
+    // URLs often carry a token in their query: sealed like the secret from here on, and found by a keyed
+    // hash (a bare hash of a guessable URL would confirm a guess). Rows written before are sealed by
+    // DoorbellStore.init, which holds the key, and which then drops `url`.
+    name: 'doorbells_003',
+    up: (db, schema) =>
+      execAll(db, [
+        `alter table ${schema}.doorbells add column url_sealed text, add column url_hash text, alter column url drop not null`,
+        `alter table ${schema}.doorbells drop constraint doorbells_agent_id_url_key`,
+        `create unique index doorbells_agent_url_hash on ${schema}.doorbells (agent_id, url_hash)`,
+      ]),
+  },
 ];
 
 export interface Doorbell {
   id: string;
   agentId: string;
+  /** Unsealed: for its owner's eyes and the delivery only. */
   url: string;
   kinds: string[];
   hasSecret: boolean;
@@ -131,9 +150,11 @@ export interface ClaimedDelivery {
   id: string;
   claimId: string;
   doorbellId: string;
+  /** Unsealed; empty when it could not be (then `sealError`). */
   url: string;
   /** The HMAC key, unsealed; `sealError` when it could not be (then nothing is sent unsigned). */
   secret?: Buffer;
+  /** Why the URL or the secret could not be unsealed: recorded as the attempt's error, and nothing is sent. */
   sealError?: string;
   seq: number;
   kind: string;
@@ -200,22 +221,84 @@ export type Backoff = (n: number) => number;
 const ATTEMPTS_SHOWN = 20;
 
 /**
- * Doorbells (webhooks) and their delivery log, private to the service: registrations with sealed
- * secrets, one delivery row per (doorbell, ledger seq), and one row per attempt. The fan-out
+ * Doorbells (webhooks) and their delivery log, private to the service: registrations with sealed URLs
+ * and secrets, one delivery row per (doorbell, ledger seq), and one row per attempt. The fan-out
  * checkpoint lives here too, so several worker processes share one position in the ledger.
  */
 export class DoorbellStore {
+  /** Keys the URL hashes: apart from the sealing key, so one never stands in for the other. */
+  private readonly urlHashKey: Buffer;
+
   constructor(
     private readonly database: SqlDatabase,
     private readonly masterKey: Buffer,
     /** Where the projector keeps `entries` (the ledger as rows). */
     private readonly readModelSchema: string,
     private readonly schema = 'vault',
-  ) {}
+  ) {
+    this.urlHashKey = deriveKey(masterKey, 'doorbell-url-hash');
+  }
 
   async init(): Promise<this> {
-    await migrate(this.database.db, this.schema, migrations);
+    await migrate(this.database.db, this.schema, doorbellMigrations);
+    await this.sealPlaintextUrls();
     return this;
+  }
+
+  /**
+   * Seals the URLs of doorbells registered before URLs were sealed, a batch per transaction, then drops the
+   * plaintext column. Processes that start at once take turns batch by batch, and a start that stopped
+   * half-way is taken up where it was by the next one. Once the column is gone this is one lookup.
+   */
+  private async sealPlaintextUrls(): Promise<void> {
+    for (let done = false; !done; ) {
+      done = await this.db.transaction().execute(async (trx) => {
+        await liftTimeouts(trx);
+        await sql`select pg_advisory_xact_lock(hashtext(${`doorbell-urls:${this.schema}`}))`.execute(trx);
+        const column = await sql`
+          select 1 from information_schema.columns where table_schema = ${this.schema} and table_name = 'doorbells' and column_name = 'url'`.execute(trx);
+        if (column.rows.length === 0) return true;
+        const plain = await sql<{ id: string; agent_id: string; url: string }>`
+          select id, agent_id, url from ${this.raw('doorbells')} where url is not null order by id limit ${URL_SEAL_BATCH}`.execute(trx);
+        if (plain.rows.length === 0) {
+          await sql`alter table ${this.raw('doorbells')} alter column url_sealed set not null, alter column url_hash set not null, drop column url`.execute(trx);
+          return true;
+        }
+        await sql`
+          update ${this.raw('doorbells')} d set url_sealed = s.sealed, url_hash = s.hash, url = null
+            from unnest(${plain.rows.map((r) => r.id)}::text[], ${plain.rows.map((r) => this.sealUrl(r.id, r.url))}::text[],
+                        ${plain.rows.map((r) => this.urlHash(r.agent_id, r.url))}::text[]) as s(id, sealed, hash)
+           where d.id = s.id`.execute(trx);
+        return false;
+      });
+    }
+  }
+
+  /** Finds a citizen's doorbell by URL without storing the URL; keyed per citizen, so equal URLs of two citizens do not match. */
+  private urlHash(agentId: string, url: string): string {
+    return createHmac('sha256', this.urlHashKey).update(`${agentId}\n${url}`, 'utf8').digest('hex');
+  }
+
+  private sealUrl(doorbellId: string, url: string): string {
+    return seal(this.masterKey, Buffer.from(url, 'utf8'), `doorbell-url:${doorbellId}`);
+  }
+
+  private unsealUrl(doorbellId: string, sealed: string): string {
+    return unseal(this.masterKey, sealed, `doorbell-url:${doorbellId}`).toString('utf8');
+  }
+
+  private toDoorbell(row: Record<string, any>): Doorbell {
+    return {
+      id: row.id,
+      agentId: row.agent_id,
+      url: this.unsealUrl(row.id, row.url_sealed),
+      kinds: String(row.kinds).split(','),
+      hasSecret: row.secret_sealed !== null && row.secret_sealed !== undefined,
+      muted: Boolean(row.muted),
+      failures: Number(row.failures),
+      createdAt: Number(row.created_at),
+      afterSeq: Number(row.after_seq),
+    };
   }
 
   private get db(): Kysely<any> {
@@ -250,7 +333,7 @@ export class DoorbellStore {
         .selectFrom(this.t('doorbells'))
         .select('id')
         .where('agent_id', '=', input.agentId)
-        .where('url', '=', input.url)
+        .where('url_hash', '=', this.urlHash(input.agentId, input.url))
         .executeTakeFirst();
       if (existing) {
         const row = await trx
@@ -268,7 +351,7 @@ export class DoorbellStore {
           .where('id', '=', existing.id)
           .returningAll()
           .executeTakeFirstOrThrow();
-        return { ok: true as const, created: false, doorbell: toDoorbell(row) };
+        return { ok: true as const, created: false, doorbell: this.toDoorbell(row) };
       }
       const held = await trx
         .selectFrom(this.t('doorbells'))
@@ -282,7 +365,8 @@ export class DoorbellStore {
         .values({
           id,
           agent_id: input.agentId,
-          url: input.url,
+          url_sealed: this.sealUrl(id, input.url),
+          url_hash: this.urlHash(input.agentId, input.url),
           kinds: input.kinds.join(','),
           secret_sealed: this.sealSecret(id, input.secret),
           after_seq: afterSeq,
@@ -291,7 +375,7 @@ export class DoorbellStore {
         })
         .returningAll()
         .executeTakeFirstOrThrow();
-      return { ok: true as const, created: true, doorbell: toDoorbell(row) };
+      return { ok: true as const, created: true, doorbell: this.toDoorbell(row) };
     });
   }
 
@@ -301,20 +385,23 @@ export class DoorbellStore {
 
   async list(agentId: string): Promise<Doorbell[]> {
     const rows = await this.db.selectFrom(this.t('doorbells')).selectAll().where('agent_id', '=', agentId).orderBy('id').execute();
-    return rows.map(toDoorbell);
+    return rows.map((row) => this.toDoorbell(row));
   }
 
   async get(doorbellId: string): Promise<Doorbell | undefined> {
     const row = await this.db.selectFrom(this.t('doorbells')).selectAll().where('id', '=', doorbellId).executeTakeFirst();
-    return row ? toDoorbell(row) : undefined;
+    return row ? this.toDoorbell(row) : undefined;
   }
 
   /** Removes the caller's doorbell (and its delivery log) by id or by URL. */
   async remove(agentId: string, by: { id: string } | { url: string }): Promise<{ id: string; url: string } | undefined> {
-    let query = this.db.deleteFrom(this.t('doorbells')).where('agent_id', '=', agentId);
-    query = 'id' in by ? query.where('id', '=', by.id) : query.where('url', '=', by.url);
-    const row = await query.returning(['id', 'url']).executeTakeFirst();
-    return row ? { id: row.id as string, url: row.url as string } : undefined;
+    // One transaction: a URL that cannot be unsealed leaves the row where it was.
+    return this.db.transaction().execute(async (trx) => {
+      let query = trx.deleteFrom(this.t('doorbells')).where('agent_id', '=', agentId);
+      query = 'id' in by ? query.where('id', '=', by.id) : query.where('url_hash', '=', this.urlHash(agentId, by.url));
+      const row = await query.returning(['id', 'url_sealed']).executeTakeFirst();
+      return row ? { id: row.id as string, url: this.unsealUrl(row.id as string, row.url_sealed as string) } : undefined;
+    });
   }
 
   /**
@@ -440,7 +527,7 @@ export class DoorbellStore {
     });
     if (claimed.length === 0) return [];
     const doorbellIds = [...new Set(claimed.map((c) => c.doorbell_id as string))];
-    const doorbells = await this.db.selectFrom(this.t('doorbells')).select(['id', 'url', 'secret_sealed']).where('id', 'in', doorbellIds).execute();
+    const doorbells = await this.db.selectFrom(this.t('doorbells')).select(['id', 'url_sealed', 'secret_sealed']).where('id', 'in', doorbellIds).execute();
     const byId = new Map(doorbells.map((d) => [d.id as string, d]));
     const seqs = [...new Set(claimed.map((c) => Number(c.seq)))];
     const bodies = await sql<{ seq: number; body: string }>`select seq, body from ${this.entries} where seq in (${sql.join(seqs)})`.execute(this.db);
@@ -453,14 +540,19 @@ export class DoorbellStore {
         id: row.id as string,
         claimId,
         doorbellId: doorbell.id as string,
-        url: doorbell.url as string,
+        url: '',
         seq: Number(row.seq),
         kind: row.kind as string,
         attempt: Number(row.attempts),
         tries: Number(row.tries),
         entry: entryBySeq.get(Number(row.seq)),
       };
-      if (doorbell.secret_sealed) {
+      try {
+        delivery.url = this.unsealUrl(doorbell.id as string, doorbell.url_sealed as string);
+      } catch {
+        delivery.sealError = 'the doorbell URL cannot be unsealed (was SERVICE_MASTER_KEY changed?); remove the doorbell and register the URL again';
+      }
+      if (doorbell.secret_sealed && !delivery.sealError) {
         try {
           delivery.secret = unseal(this.masterKey, doorbell.secret_sealed as string, `doorbell:${doorbell.id}`);
         } catch {
@@ -758,20 +850,6 @@ export class DoorbellStore {
 
 function nullableNumber(value: unknown): number | null {
   return value === null || value === undefined ? null : Number(value);
-}
-
-function toDoorbell(row: Record<string, any>): Doorbell {
-  return {
-    id: row.id,
-    agentId: row.agent_id,
-    url: row.url,
-    kinds: String(row.kinds).split(','),
-    hasSecret: row.secret_sealed !== null && row.secret_sealed !== undefined,
-    muted: Boolean(row.muted),
-    failures: Number(row.failures),
-    createdAt: Number(row.created_at),
-    afterSeq: Number(row.after_seq),
-  };
 }
 
 function toDeliveredEntry(body: string): DeliveredEntry {

@@ -1,6 +1,5 @@
-import { createHmac } from 'node:crypto';
 import { execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
-import { seal, unseal } from './crypto';
+import { deriveKey, seal, unseal } from './crypto';
 import { generateWallet, type GeneratedWallet } from './wallet';
 
 const migrations: Migration[] = [
@@ -71,6 +70,6 @@ export class ServiceWallets {
 
   /** 32 secret bytes for `purpose`, the same every time for the same purpose: an HMAC under the master key. */
   derive(purpose: string): Buffer {
-    return createHmac('sha256', this.masterKey).update(`derive\n${purpose}`).digest();
+    return deriveKey(this.masterKey, purpose);
   }
 }

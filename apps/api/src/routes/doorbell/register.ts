@@ -32,7 +32,8 @@ export default defineRoute<RegisterDoorbellBody>({
     `unsigned) and does not count as another doorbell (\`updated: true\`). A ${DOORBELLS_PER_CITIZEN + 1}th URL is 400 invalid_request. ` +
     'The URL must be https on a public host: no credentials, no port 0, no private, loopback, link-local, CGNAT, multicast or ' +
     'metadata address, no local name; the address a name resolves to is checked again at every delivery (a refusal is logged ' +
-    'as "refused: the host resolves to a non-public address", without the address). The secret is stored sealed and never shown again.',
+    'as "refused: the host resolves to a non-public address", without the address). The secret is stored sealed and never shown again; ' +
+    'the URL is stored sealed too (a token in its query stays private) and shown to you alone.',
   body: registerDoorbellBody,
   response: registerDoorbellResponse,
   async handle({ body, agentId }, { config, doorbells, store }) {

@@ -1,5 +1,7 @@
-import { readyzResponse } from '@svc/contracts';
+import type { Logger } from 'pino';
+import { readyzResponse, type ReadinessPart } from '@svc/contracts';
 import { ping } from '@svc/readmodel';
+import { eventStoreIsSeparate } from '@svc/runtime';
 import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
@@ -11,22 +13,49 @@ export default defineRoute({
   path: '/readyz',
   auth: 'public',
   tag: 'Operations',
-  summary: 'Readiness: the database and event store answer and the read models are moving; reports the ledger head, projection lag and bus state',
+  summary: 'Readiness: the database and event store answer and the read models are moving; reports the ledger head, projection lag, bus and chain state',
   description:
-    '503 not_ready, with the reason, while the database or the event store does not answer, or while the read models ' +
-    'have stood still behind the ledger for a minute. A bus (Redis) that does not answer leaves the process ready, ' +
-    'reported as `bus: "degraded"`.',
+    '503 not_ready, naming the failing `part`, while the database (`database`) or a separate event store (`event_store`) does not ' +
+    'answer, or while the read models have stood still behind the ledger for a minute (`read_models`). A bus (Redis) that does ' +
+    'not answer leaves the process ready, reported as `bus: "degraded"`; a Solana RPC that does not answer too, reported as ' +
+    '`chain: "unreachable"`.',
   response: readyzResponse,
   errors: ['not_ready'],
-  async handle(_input, { database, store, projection }) {
-    try {
-      await ping(database);
-      const head = await store.headRevision('ledger');
-      const stalled = await projection.stalledFor(head);
-      if (stalled > STALLED_MS) throw new Error(`the read models have been behind the ledger for ${Math.round(stalled / 1000)} s without moving`);
-      return { body: { status: 'ready', ledger_head: head, projected: projection.seq, lag: Math.max(0, head - projection.seq), bus: projection.busHealthy ? 'ok' : 'degraded' } };
-    } catch (error) {
-      throw new ApiError(503, 'not_ready', `not ready: ${(error as Error).message}`);
-    }
+  async handle(_input, { database, store, projection, chain, config, log }) {
+    // Cached and bounded in time, so asked alongside the stores rather than after them.
+    const chainAnswers = chain.reachable();
+    await answering('database', () => ping(database), log);
+    const head = await answering(eventStoreIsSeparate(config) ? 'event_store' : 'database', () => store.headRevision('ledger'), log);
+    const stalled = await answering('database', () => projection.stalledFor(head), log);
+    if (stalled > STALLED_MS) throw notReady('read_models', `the read models have been behind the ledger for ${Math.round(stalled / 1000)} s without moving`);
+    return {
+      body: {
+        status: 'ready',
+        ledger_head: head,
+        projected: projection.seq,
+        lag: Math.max(0, head - projection.seq),
+        bus: projection.busHealthy ? 'ok' : 'degraded',
+        chain: (await chainAnswers) ? 'ok' : 'unreachable',
+      },
+    };
   },
 });
+
+const SILENT: Record<'database' | 'event_store', string> = {
+  database: 'the database does not answer',
+  event_store: 'the event store does not answer',
+};
+
+/** The probe's result; its failure as not_ready naming the part, since a driver's message names hosts and ports. */
+async function answering<T>(part: 'database' | 'event_store', probe: () => Promise<T>, log: Logger): Promise<T> {
+  try {
+    return await probe();
+  } catch (error) {
+    log.warn({ err: error, part }, 'not ready');
+    throw notReady(part, SILENT[part]);
+  }
+}
+
+function notReady(part: ReadinessPart, reason: string): ApiError {
+  return new ApiError(503, 'not_ready', `not ready: ${reason}`, { part });
+}
