@@ -78,8 +78,9 @@ export class Liveness {
       this.retry = undefined;
       this.acquire()
         .then((got) => {
-          if (!got) this.onLost(new Error(`liveness lock ${this.holder} is held by another session`));
-          if (!got) this.reconnect();
+          if (got) return;
+          this.onLost(new Error(`liveness lock ${this.holder} is held by another session`));
+          this.reconnect();
         })
         .catch(() => this.reconnect());
     }, RECONNECT_MS);
