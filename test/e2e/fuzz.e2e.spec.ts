@@ -1,12 +1,54 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import bs58 from 'bs58';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
-import { MAX_JSON_DEPTH } from '@svc/contracts';
+import { bodyValidator, MAX_JSON_DEPTH, type JsonSchema } from '@svc/contracts';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import type { RouteSpec } from '../../apps/api/src/http/route';
 import { routeTable } from '../../apps/api/src/routes/table';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
+
+const typesOf = (schema: JsonSchema) => [schema.type ?? []].flat() as string[];
+const isNumeric = (schema: JsonSchema) => typesOf(schema).some((type) => type === 'number' || type === 'integer');
+const propertiesOf = (schema: JsonSchema | undefined) => Object.entries((schema?.properties ?? {}) as Record<string, JsonSchema>);
+
+/** Values tried, in turn, for an argument a request needs besides the one under test. */
+const SAMPLE_VALUES: unknown[] = ['So11111111111111111111111111111111111111112', `post_${'0'.repeat(26)}`, 'sub_0', 'https://example.com/a', 'fuzzer', 1, true, [], {}];
+
+/** A value the property takes: the first of its enum, its default, its bounds and the samples that it accepts. */
+function sampleOf(property: JsonSchema): unknown {
+  const fits = bodyValidator({ type: 'object', required: ['value'], properties: { value: property } });
+  const candidates = [...((property.enum as unknown[]) ?? []), property.default, property.minimum, ...SAMPLE_VALUES];
+  const found = candidates.find((candidate) => candidate !== undefined && fits({ value: structuredClone(candidate) }) === null);
+  if (found === undefined) throw new Error(`no sample value fits ${JSON.stringify(property)}`);
+  return found;
+}
+
+/** The required properties of a schema, each with a value it takes. */
+function requiredSamples(schema: JsonSchema | undefined): Record<string, unknown> {
+  const required = new Set((schema?.required ?? []) as string[]);
+  return Object.fromEntries(propertiesOf(schema).filter(([name]) => required.has(name)).map(([name, property]) => [name, sampleOf(property)]));
+}
+
+/** Every numeric field of a body schema, as the path to it (an array by its first item). */
+function numericPaths(schema: JsonSchema, at: (string | number)[] = []): (string | number)[][] {
+  const here = isNumeric(schema) ? [at] : [];
+  const inside = propertiesOf(schema).flatMap(([name, property]) => numericPaths(property, [...at, name]));
+  const items = schema.items ? numericPaths(schema.items as JsonSchema, [...at, 0]) : [];
+  return [...here, ...inside, ...items];
+}
+
+/** JSON text of `value` with `number` written where it holds PLACEHOLDER: JSON.stringify writes Infinity as null. */
+const PLACEHOLDER = '<the number>';
+const withNumber = (value: unknown, number: string) => JSON.stringify(value).replace(JSON.stringify(PLACEHOLDER), number);
+
+/** A body of the schema's required fields, holding PLACEHOLDER at `path`. */
+function bodyAt(schema: JsonSchema, path: (string | number)[]): unknown {
+  const [first, ...rest] = path as [string, ...(string | number)[]];
+  const inner = rest.reduceRight<unknown>((value, step) => (typeof step === 'number' ? [value] : { [step]: value }), PLACEHOLDER);
+  return { ...requiredSamples(schema), [first]: inner };
+}
 
 /**
  * Random input at every route of the table, so a route is fuzzed the day it lands: JSON and hostile raw text
@@ -218,4 +260,27 @@ describe('every route under random input', () => {
       { numRuns: runsFor(route), seed: process.env.FUZZ_SEED === 'random' ? undefined : Number(process.env.FUZZ_SEED ?? 20261122) },
     );
   }, 120_000);
+
+  // JSON.parse reads 1e309 as Infinity, which no schema bound stopped and the Idempotency-Key's hash threw on.
+  it('refuses 1e309 and -1e309 in every numeric body field of every route, with an Idempotency-Key and without, as invalid_request on that field', async () => {
+    const answers: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const route of routeTable().filter((r) => r.body)) {
+      const name = `${route.method.toUpperCase()} ${route.path}`;
+      for (const at of numericPaths(route.body!)) {
+        const field = at.join('.');
+        for (const number of ['1e309', '-1e309']) {
+          for (const idempotencyKey of [undefined, randomUUID()]) {
+            const headers: Record<string, string> = { 'content-type': 'application/json', ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) };
+            const res = await call(server.url, route.method.toUpperCase(), route.path.replace(/\{\w+\}/g, 'x'), { raw: withNumber(bodyAt(route.body!, at), number), key, headers });
+            const keyed = idempotencyKey !== undefined;
+            answers.push({ name, field, number, keyed, reply: [res.status, res.body?.error?.code, res.body?.error?.field] });
+            expected.push({ name, field, number, keyed, reply: [400, 'invalid_request', field] });
+          }
+        }
+      }
+    }
+    expect(answers.length).toBeGreaterThan(0);
+    expect(answers).toEqual(expected);
+  }, 60_000);
 });
