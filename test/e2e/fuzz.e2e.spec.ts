@@ -4,10 +4,13 @@ import bs58 from 'bs58';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
 import { bodyValidator, MAX_JSON_DEPTH, type JsonSchema } from '@svc/contracts';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
+import { statusOf } from '../../apps/api/src/http/errors';
 import type { RouteSpec } from '../../apps/api/src/http/route';
+import { mcpTools, type McpProfile } from '../../apps/api/src/mcp/tools';
 import { routeTable } from '../../apps/api/src/routes/table';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
+import { checkedFetch, checkReply } from '../support/openapi';
 
 const typesOf = (schema: JsonSchema) => [schema.type ?? []].flat() as string[];
 const isNumeric = (schema: JsonSchema) => typesOf(schema).some((type) => type === 'number' || type === 'integer');
@@ -301,6 +304,48 @@ describe('every route under random input', () => {
           const res = await call(server.url, route.method.toUpperCase(), `${path}?${search}`, { key });
           answers.push({ name, field, value, reply: [res.status, res.body?.error?.code, res.body?.error?.field] });
           expected.push({ name, field, value, reply: [400, 'invalid_request', field] });
+        }
+      }
+    }
+    expect(answers.length).toBeGreaterThan(0);
+    expect(answers).toEqual(expected);
+  }, 60_000);
+
+  interface ToolResult {
+    isError?: boolean;
+    structuredContent: { ok: boolean; error?: { code: string; field?: string } };
+  }
+
+  /** One tools/call as JSON-RPC text, its result checked against the OpenAPI document as its endpoint's reply. */
+  async function callTool(profile: McpProfile, name: string, argumentsText: string): Promise<ToolResult> {
+    const url = `${server.url}${profile === 'full' ? '/mcp' : '/mcp/read'}`;
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...(profile === 'full' ? { authorization: `Bearer ${key}` } : {}) };
+    const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${argumentsText}}}`;
+    const res = await checkedFetch(url, { method: 'POST', headers, body });
+    expect([name, argumentsText, res.status]).toEqual([name, argumentsText, 200]);
+    const { result } = (await res.json()) as { result: ToolResult };
+    const { route } = mcpTools(routeTable(), profile).find((t) => t.name === name)!;
+    const status = result.isError ? statusOf(result.structuredContent.error!.code) : (route.status ?? 200);
+    checkReply(route.method, `${server.url}${route.path.replace(/\{\w+\}/g, 'x')}`, status, 'application/json', JSON.stringify(result.structuredContent));
+    return result;
+  }
+  const refusalOf = (result: ToolResult) => [result.isError ?? false, result.structuredContent.error?.code, result.structuredContent.error?.field];
+  const PROFILES: McpProfile[] = ['full', 'read'];
+
+  // Query validation coerces text, as an HTTP query string needs; a tool argument is JSON, and 1e309 was searched as "Infinity".
+  it('refuses a number in every string argument of every MCP tool, on /mcp and /mcp/read, as invalid_request on it', async () => {
+    const answers: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const profile of PROFILES) {
+      for (const tool of mcpTools(routeTable(), profile)) {
+        for (const [field, property] of propertiesOf(tool.inputSchema)) {
+          if (!typesOf(property).includes('string')) continue;
+          for (const number of ['5', '1e309', '-1e309']) {
+            const args = withNumber({ ...requiredSamples(tool.inputSchema), [field]: PLACEHOLDER }, number);
+            const result = await callTool(profile, tool.name, args);
+            answers.push({ profile, tool: tool.name, field, number, refusal: refusalOf(result) });
+            expected.push({ profile, tool: tool.name, field, number, refusal: [true, 'invalid_request', field] });
+          }
         }
       }
     }

@@ -76,4 +76,18 @@ describe('request schemas', () => {
     expect(queryValidator(agentsQuery)({ before: number })).toEqual({ field: 'before', message: 'before must be a finite number' });
     expect(queryValidator(searchQuery)({ q: 'abc', stray: number })).toMatchObject({ field: 'stray' });
   });
+
+  it('takes a typed value (an MCP argument) as it is, where text is read as its property says', () => {
+    const search = queryValidator(searchQuery);
+    expect(search({ q: 12345 })).toEqual({ field: 'q', message: 'q must be string' });
+    expect(search({ q: true })).toEqual({ field: 'q', message: 'q must be string' });
+    expect(search({ q: 'abc', limit: '5' })).toBeNull();
+    const agents = queryValidator(agentsQuery);
+    expect(agents({ limit: true })).toEqual({ field: 'limit', message: 'limit must be integer' });
+    expect(agents({ before: null })).toEqual({ field: 'before', message: 'before must be integer' });
+    expect(agents({ limit: 201 })).toEqual({ field: 'limit', message: 'limit must be <= 200' });
+    const typed: Record<string, unknown> = { limit: 7 };
+    expect(agents(typed)).toBeNull();
+    expect(typed).toEqual({ limit: 7 });
+  });
 });

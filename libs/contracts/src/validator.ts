@@ -1,4 +1,4 @@
-import Ajv, { type ErrorObject } from 'ajv';
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import bs58 from 'bs58';
 
@@ -154,6 +154,17 @@ function numericTextRules(schema: JsonSchema): [string, RegExp, string][] {
   return rules;
 }
 
+/**
+ * The query properties, each with a check of a value given typed (an MCP tool argument is JSON, not text): such a
+ * value is taken as it is, never coerced, so the number 5 or 1e309 is no string "5" or "Infinity".
+ */
+function typedChecks(schema: JsonSchema): [string, ValidateFunction][] {
+  return Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, property]) => [
+    name,
+    bodies.compile({ type: 'object', properties: { [name]: property } }),
+  ]);
+}
+
 /** The first key or value that cannot be stored and hashed, as the refusal naming it. */
 function refuseUnstorable(value: unknown, where: string): Invalid | null {
   const bad = findUnstorable(value);
@@ -167,9 +178,11 @@ export function bodyValidator(schema: JsonSchema): Validator {
   return (value) => refuseUnstorable(value, 'body') ?? (validate(value) ? null : describe(validate.errors![0]!, 'body'));
 }
 
+/** Query strings and path parameters: text read as the type its property has, and values given typed as they are. */
 export function queryValidator(schema: JsonSchema): Validator {
   const validate = queries.compile(schema);
   const rules = numericTextRules(schema);
+  const typed = typedChecks(schema);
   return (value) => {
     const refused = refuseUnstorable(value, 'query');
     if (refused) return refused;
@@ -177,6 +190,10 @@ export function queryValidator(schema: JsonSchema): Validator {
     for (const [field, form, described] of rules) {
       const text = fields[field];
       if (typeof text === 'string' && !form.test(text)) return { field, message: `${field} must be ${described}` };
+    }
+    for (const [field, check] of typed) {
+      const given = fields[field];
+      if (given !== undefined && typeof given !== 'string' && !check({ [field]: given })) return describe(check.errors![0]!, 'query');
     }
     return validate(value) ? null : describe(validate.errors![0]!, 'query');
   };
