@@ -332,6 +332,27 @@ describe('every route under random input', () => {
   const refusalOf = (result: ToolResult) => [result.isError ?? false, result.structuredContent.error?.code, result.structuredContent.error?.field];
   const PROFILES: McpProfile[] = ['full', 'read'];
 
+  // encodeURIComponent throws on a lone surrogate, and a path argument was encoded before anything checked it.
+  it('refuses a lone surrogate in every path argument of every MCP tool, on /mcp and /mcp/read, as invalid_request on it', async () => {
+    const answers: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const profile of PROFILES) {
+      for (const tool of mcpTools(routeTable(), profile)) {
+        for (const [field, placed] of Object.entries(tool.placement)) {
+          if (placed !== 'params') continue;
+          for (const surrogate of ['\ud800', '\udfff']) {
+            const args = { ...requiredSamples(tool.inputSchema), [field]: surrogate, ...(tool.route.method === 'post' ? { idempotency_key: randomUUID() } : {}) };
+            const result = await callTool(profile, tool.name, JSON.stringify(args));
+            answers.push({ profile, tool: tool.name, field, surrogate, refusal: refusalOf(result) });
+            expected.push({ profile, tool: tool.name, field, surrogate, refusal: [true, 'invalid_request', field] });
+          }
+        }
+      }
+    }
+    expect(answers.length).toBeGreaterThan(0);
+    expect(answers).toEqual(expected);
+  }, 60_000);
+
   // Query validation coerces text, as an HTTP query string needs; a tool argument is JSON, and 1e309 was searched as "Infinity".
   it('refuses a number in every string argument of every MCP tool, on /mcp and /mcp/read, as invalid_request on it', async () => {
     const answers: unknown[] = [];
