@@ -1,12 +1,57 @@
+import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import bs58 from 'bs58';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
-import { MAX_JSON_DEPTH } from '@svc/contracts';
+import { bodyValidator, MAX_JSON_DEPTH, type JsonSchema } from '@svc/contracts';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
+import { statusOf } from '../../apps/api/src/http/errors';
 import type { RouteSpec } from '../../apps/api/src/http/route';
+import { mcpTools, type McpProfile } from '../../apps/api/src/mcp/tools';
 import { routeTable } from '../../apps/api/src/routes/table';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
+import { checkedFetch, checkReply } from '../support/openapi';
+
+const typesOf = (schema: JsonSchema) => [schema.type ?? []].flat() as string[];
+const isNumeric = (schema: JsonSchema) => typesOf(schema).some((type) => type === 'number' || type === 'integer');
+const propertiesOf = (schema: JsonSchema | undefined) => Object.entries((schema?.properties ?? {}) as Record<string, JsonSchema>);
+
+/** Values tried, in turn, for an argument a request needs besides the one under test. */
+const SAMPLE_VALUES: unknown[] = ['So11111111111111111111111111111111111111112', `post_${'0'.repeat(26)}`, 'sub_0', 'https://example.com/a', 'fuzzer', 1, true, [], {}];
+
+/** A value the property takes: the first of its enum, its default, its bounds and the samples that it accepts. */
+function sampleOf(property: JsonSchema): unknown {
+  const fits = bodyValidator({ type: 'object', required: ['value'], properties: { value: property } });
+  const candidates = [...((property.enum as unknown[]) ?? []), property.default, property.minimum, ...SAMPLE_VALUES];
+  const found = candidates.find((candidate) => candidate !== undefined && fits({ value: structuredClone(candidate) }) === null);
+  if (found === undefined) throw new Error(`no sample value fits ${JSON.stringify(property)}`);
+  return found;
+}
+
+/** The required properties of a schema, each with a value it takes. */
+function requiredSamples(schema: JsonSchema | undefined): Record<string, unknown> {
+  const required = new Set((schema?.required ?? []) as string[]);
+  return Object.fromEntries(propertiesOf(schema).filter(([name]) => required.has(name)).map(([name, property]) => [name, sampleOf(property)]));
+}
+
+/** Every numeric field of a body schema, as the path to it (an array by its first item). */
+function numericPaths(schema: JsonSchema, at: (string | number)[] = []): (string | number)[][] {
+  const here = isNumeric(schema) ? [at] : [];
+  const inside = propertiesOf(schema).flatMap(([name, property]) => numericPaths(property, [...at, name]));
+  const items = schema.items ? numericPaths(schema.items as JsonSchema, [...at, 0]) : [];
+  return [...here, ...inside, ...items];
+}
+
+/** JSON text of `value` with `number` written where it holds PLACEHOLDER: JSON.stringify writes Infinity as null. */
+const PLACEHOLDER = '<the number>';
+const withNumber = (value: unknown, number: string) => JSON.stringify(value).replace(JSON.stringify(PLACEHOLDER), number);
+
+/** A body of the schema's required fields, holding PLACEHOLDER at `path`. */
+function bodyAt(schema: JsonSchema, path: (string | number)[]): unknown {
+  const [first, ...rest] = path as [string, ...(string | number)[]];
+  const inner = rest.reduceRight<unknown>((value, step) => (typeof step === 'number' ? [value] : { [step]: value }), PLACEHOLDER);
+  return { ...requiredSamples(schema), [first]: inner };
+}
 
 /**
  * Random input at every route of the table, so a route is fuzzed the day it lands: JSON and hostile raw text
@@ -218,4 +263,114 @@ describe('every route under random input', () => {
       { numRuns: runsFor(route), seed: process.env.FUZZ_SEED === 'random' ? undefined : Number(process.env.FUZZ_SEED ?? 20261122) },
     );
   }, 120_000);
+
+  // JSON.parse reads 1e309 as Infinity, which no schema bound stopped and the Idempotency-Key's hash threw on.
+  it('refuses 1e309 and -1e309 in every numeric body field of every route, with an Idempotency-Key and without, as invalid_request on that field', async () => {
+    const answers: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const route of routeTable().filter((r) => r.body)) {
+      const name = `${route.method.toUpperCase()} ${route.path}`;
+      for (const at of numericPaths(route.body!)) {
+        const field = at.join('.');
+        for (const number of ['1e309', '-1e309']) {
+          for (const idempotencyKey of [undefined, randomUUID()]) {
+            const headers: Record<string, string> = { 'content-type': 'application/json', ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}) };
+            const res = await call(server.url, route.method.toUpperCase(), route.path.replace(/\{\w+\}/g, 'x'), { raw: withNumber(bodyAt(route.body!, at), number), key, headers });
+            const keyed = idempotencyKey !== undefined;
+            answers.push({ name, field, number, keyed, reply: [res.status, res.body?.error?.code, res.body?.error?.field] });
+            expected.push({ name, field, number, keyed, reply: [400, 'invalid_request', field] });
+          }
+        }
+      }
+    }
+    expect(answers.length).toBeGreaterThan(0);
+    expect(answers).toEqual(expected);
+  }, 60_000);
+
+  // Past 2^63 a bigint column refuses the value and the query failed 500; past 2^53 a number is no longer exact.
+  it('refuses integers from 2^53 up, and below -2^63, in every integer query parameter of every route, as invalid_request on it', async () => {
+    const HUGE = ['9007199254740992', '9223372036854775807', '9223372036854775808', '18446744073709551616', `1${'0'.repeat(30)}`, '-9223372036854775809'];
+    const answers: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const route of routeTable().filter((r) => r.query)) {
+      const name = `${route.method.toUpperCase()} ${route.path}`;
+      const params = Object.fromEntries(propertiesOf(route.params));
+      const path = route.path.replace(/\{(\w+)\}/g, (_m, param: string) => encodeURIComponent(String(sampleOf(params[param]!))));
+      const others = Object.fromEntries(Object.entries(requiredSamples(route.query)).map(([field, value]) => [field, String(value)]));
+      for (const [field, property] of propertiesOf(route.query)) {
+        if (!typesOf(property).includes('integer')) continue;
+        for (const value of HUGE) {
+          const search = new URLSearchParams({ ...others, [field]: value }).toString();
+          const res = await call(server.url, route.method.toUpperCase(), `${path}?${search}`, { key });
+          answers.push({ name, field, value, reply: [res.status, res.body?.error?.code, res.body?.error?.field] });
+          expected.push({ name, field, value, reply: [400, 'invalid_request', field] });
+        }
+      }
+    }
+    expect(answers.length).toBeGreaterThan(0);
+    expect(answers).toEqual(expected);
+  }, 60_000);
+
+  interface ToolResult {
+    isError?: boolean;
+    structuredContent: { ok: boolean; error?: { code: string; field?: string } };
+  }
+
+  /** One tools/call as JSON-RPC text, its result checked against the OpenAPI document as its endpoint's reply. */
+  async function callTool(profile: McpProfile, name: string, argumentsText: string): Promise<ToolResult> {
+    const url = `${server.url}${profile === 'full' ? '/mcp' : '/mcp/read'}`;
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...(profile === 'full' ? { authorization: `Bearer ${key}` } : {}) };
+    const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${argumentsText}}}`;
+    const res = await checkedFetch(url, { method: 'POST', headers, body });
+    expect([name, argumentsText, res.status]).toEqual([name, argumentsText, 200]);
+    const { result } = (await res.json()) as { result: ToolResult };
+    const { route } = mcpTools(routeTable(), profile).find((t) => t.name === name)!;
+    const status = result.isError ? statusOf(result.structuredContent.error!.code) : (route.status ?? 200);
+    checkReply(route.method, `${server.url}${route.path.replace(/\{\w+\}/g, 'x')}`, status, 'application/json', JSON.stringify(result.structuredContent));
+    return result;
+  }
+  const refusalOf = (result: ToolResult) => [result.isError ?? false, result.structuredContent.error?.code, result.structuredContent.error?.field];
+  const PROFILES: McpProfile[] = ['full', 'read'];
+
+  // encodeURIComponent throws on a lone surrogate, and a path argument was encoded before anything checked it.
+  it('refuses a lone surrogate in every path argument of every MCP tool, on /mcp and /mcp/read, as invalid_request on it', async () => {
+    const answers: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const profile of PROFILES) {
+      for (const tool of mcpTools(routeTable(), profile)) {
+        for (const [field, placed] of Object.entries(tool.placement)) {
+          if (placed !== 'params') continue;
+          for (const surrogate of ['\ud800', '\udfff']) {
+            const args = { ...requiredSamples(tool.inputSchema), [field]: surrogate, ...(tool.route.method === 'post' ? { idempotency_key: randomUUID() } : {}) };
+            const result = await callTool(profile, tool.name, JSON.stringify(args));
+            answers.push({ profile, tool: tool.name, field, surrogate, refusal: refusalOf(result) });
+            expected.push({ profile, tool: tool.name, field, surrogate, refusal: [true, 'invalid_request', field] });
+          }
+        }
+      }
+    }
+    expect(answers.length).toBeGreaterThan(0);
+    expect(answers).toEqual(expected);
+  }, 60_000);
+
+  // Query validation coerces text, as an HTTP query string needs; a tool argument is JSON, and 1e309 was searched as "Infinity".
+  it('refuses a number in every string argument of every MCP tool, on /mcp and /mcp/read, as invalid_request on it', async () => {
+    const answers: unknown[] = [];
+    const expected: unknown[] = [];
+    for (const profile of PROFILES) {
+      for (const tool of mcpTools(routeTable(), profile)) {
+        for (const [field, property] of propertiesOf(tool.inputSchema)) {
+          if (!typesOf(property).includes('string')) continue;
+          for (const number of ['5', '1e309', '-1e309']) {
+            const args = withNumber({ ...requiredSamples(tool.inputSchema), [field]: PLACEHOLDER }, number);
+            const result = await callTool(profile, tool.name, args);
+            answers.push({ profile, tool: tool.name, field, number, refusal: refusalOf(result) });
+            expected.push({ profile, tool: tool.name, field, number, refusal: [true, 'invalid_request', field] });
+          }
+        }
+      }
+    }
+    expect(answers.length).toBeGreaterThan(0);
+    expect(answers).toEqual(expected);
+  }, 60_000);
 });

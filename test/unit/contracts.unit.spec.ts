@@ -1,4 +1,4 @@
-import { agentsQuery, bodyValidator, createPostBody, pulseQuery, queryValidator, registerBody } from '@svc/contracts';
+import { agentsQuery, bodyValidator, createPostBody, pulseQuery, queryValidator, registerBody, searchQuery, transferBody } from '@svc/contracts';
 
 describe('request schemas', () => {
   const register = bodyValidator(registerBody);
@@ -65,5 +65,29 @@ describe('request schemas', () => {
     expect(queryValidator(pulseQuery)({ wait: '25' })).toBeNull();
     // A number from a JSON caller (an MCP tool call) is not text to be read.
     expect(queryValidator(agentsQuery)({ limit: 10 })).toBeNull();
+  });
+
+  // JSON text reads 1e309 as Infinity, which no hash, column or JSON reply can hold.
+  it.each([Infinity, -Infinity, NaN])('refuses the number %p wherever it stands, before anything hashes it', (number) => {
+    const transfer = bodyValidator(transferBody);
+    expect(transfer({ to: 'alice', amount: number })).toEqual({ field: 'amount', message: 'amount must be a finite number' });
+    expect(register({ handle: 'ok', model: 'm', extra: { deep: [1, number] } })).toEqual({ field: 'extra.deep.1', message: 'extra.deep.1 must be a finite number' });
+    expect(bodyValidator({ type: 'object' })(number)).toEqual({ field: '', message: 'body must be a finite number' });
+    expect(queryValidator(agentsQuery)({ before: number })).toEqual({ field: 'before', message: 'before must be a finite number' });
+    expect(queryValidator(searchQuery)({ q: 'abc', stray: number })).toMatchObject({ field: 'stray' });
+  });
+
+  it('takes a typed value (an MCP argument) as it is, where text is read as its property says', () => {
+    const search = queryValidator(searchQuery);
+    expect(search({ q: 12345 })).toEqual({ field: 'q', message: 'q must be string' });
+    expect(search({ q: true })).toEqual({ field: 'q', message: 'q must be string' });
+    expect(search({ q: 'abc', limit: '5' })).toBeNull();
+    const agents = queryValidator(agentsQuery);
+    expect(agents({ limit: true })).toEqual({ field: 'limit', message: 'limit must be integer' });
+    expect(agents({ before: null })).toEqual({ field: 'before', message: 'before must be integer' });
+    expect(agents({ limit: 201 })).toEqual({ field: 'limit', message: 'limit must be <= 200' });
+    const typed: Record<string, unknown> = { limit: 7 };
+    expect(agents(typed)).toBeNull();
+    expect(typed).toEqual({ limit: 7 });
   });
 });

@@ -77,6 +77,31 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  // A number without bounds lets 1e309 (Infinity to JSON.parse) or 2^63 through to a hash or a bigint column.
+  it('bounds every number a request may carry, and every integer parameter to what a ledger seq or a time in ms can be', () => {
+    const unbounded: string[] = [];
+    const walk = (schema: Json, at: string, parameter: boolean) => {
+      const types = [schema.type ?? []].flat();
+      if (types.includes('number') || types.includes('integer')) {
+        const finite = (...bounds: unknown[]) => bounds.some((bound) => typeof bound === 'number' && Number.isFinite(bound));
+        const enumerated = Array.isArray(schema.enum) && schema.enum.every((value: unknown) => finite(value));
+        if (!enumerated && !finite(schema.maximum, schema.exclusiveMaximum)) unbounded.push(`${at}: no maximum`);
+        if (!enumerated && !finite(schema.minimum, schema.exclusiveMinimum)) unbounded.push(`${at}: no minimum`);
+        if (parameter && types.includes('integer') && !(schema.maximum <= Number.MAX_SAFE_INTEGER)) unbounded.push(`${at}: past 2^53-1`);
+      }
+      for (const [name, property] of Object.entries((schema.properties ?? {}) as Json)) walk(property, `${at}.${name}`, parameter);
+      if (schema.items) walk(schema.items, `${at}[]`, parameter);
+      if (schema.additionalProperties && typeof schema.additionalProperties === 'object') walk(schema.additionalProperties, `${at}.*`, parameter);
+      for (const branch of [...(schema.oneOf ?? []), ...(schema.anyOf ?? []), ...(schema.allOf ?? [])]) walk(branch, at, parameter);
+    };
+    for (const { name, operation } of operations) {
+      for (const parameter of operation.parameters as Json[]) walk(parameter.schema, `${name} ${parameter.in} ${parameter.name}`, true);
+      const body = operation.requestBody?.content['application/json'].schema;
+      if (body) walk(body, `${name} body`, false);
+    }
+    expect(unbounded).toEqual([]);
+  });
+
   it('has schemas that compile as JSON Schema 2020-12, the dialect of OpenAPI 3.1', () => {
     const ajv = new Ajv2020({ strict: false });
     addFormats(ajv);

@@ -1,4 +1,4 @@
-import { receipt } from './common';
+import { receipt, WHOLE_UNITS_LIMIT } from './common';
 import type { JsonSchema } from './validator';
 
 /** `execute` on every endpoint that signs: one description, so they all promise the same thing. */
@@ -37,6 +37,7 @@ export const transferBody: JsonSchema = {
     amount: {
       type: 'number',
       exclusiveMinimum: 0,
+      exclusiveMaximum: WHOLE_UNITS_LIMIT,
       description: 'whole units of the mint (SOL when `mint` is omitted): 0.5 is half a SOL or half a token; at most the mint’s decimals',
     },
     mint: { type: 'string', maxLength: 64, description: 'SPL Token or Token-2022 mint; omit for SOL. The recipient’s token account is created when needed (the sender pays its rent)' },

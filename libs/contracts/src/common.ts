@@ -18,6 +18,12 @@ export const base58PublicKey: JsonSchema = {
 
 export const millis: JsonSchema = { type: 'integer', minimum: 0, maximum: 8640000000000000, description: 'milliseconds since the epoch' };
 
+/**
+ * Whole units of a mint (tokens, or SOL) are fewer than 2^64: at 0 decimals a u64 of base units holds no more, and
+ * a mint with decimals holds less, which converting the amount to base units checks.
+ */
+export const WHOLE_UNITS_LIMIT = 2 ** 64;
+
 export const seq: JsonSchema = { type: 'integer', minimum: -1, maximum: Number.MAX_SAFE_INTEGER, description: 'ledger sequence number' };
 
 export const errorEnvelope: JsonSchema = {

@@ -1,8 +1,14 @@
 import type { JsonSchema } from './validator';
 
+/**
+ * The largest `wait` accepted: far above the 25 s the server holds a request at most, so that a client asking for
+ * longer is still served (held 25 s), while a number no clock means is refused.
+ */
+export const PULSE_WAIT_MAX_SECONDS = 3600;
+
 export const pulseQuery: JsonSchema = {
   type: 'object',
-  properties: { wait: { type: 'number', minimum: 0, description: 'seconds to hold the request until the board changes; 25 is the documented value and the most held' } },
+  properties: { wait: { type: 'number', minimum: 0, maximum: PULSE_WAIT_MAX_SECONDS, description: 'seconds to hold the request until the board changes; 25 is the documented value and the most held' } },
 };
 
 export const pulseResponse: JsonSchema = {

@@ -1,5 +1,5 @@
 import { executeFlag, executedFields, unsignedFields } from './actions';
-import { base58PublicKey } from './common';
+import { base58PublicKey, seq, WHOLE_UNITS_LIMIT } from './common';
 import type { JsonSchema } from './validator';
 
 const mint: JsonSchema = { ...base58PublicKey, description: 'the token mint (base58)' };
@@ -18,7 +18,7 @@ const priorityFee = (fallback: number): JsonSchema => ({
   description: 'SOL paid as the priority fee (compute-unit price × limit)',
 });
 const percent: JsonSchema = { type: 'number', minimum: 0.01, maximum: 100, description: 'share of your holding, 0.01-100; 100 is everything' };
-const tokenAmount: JsonSchema = { type: 'number', exclusiveMinimum: 0, description: 'whole tokens (UI units)' };
+const tokenAmount: JsonSchema = { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: WHOLE_UNITS_LIMIT, description: 'whole tokens (UI units)' };
 const venue: JsonSchema = {
   type: 'string',
   enum: ['pump', 'pump-amm', 'jupiter'],
@@ -207,7 +207,7 @@ export const swapBody: JsonSchema = {
   properties: {
     input_mint: { ...base58PublicKey, description: 'what you pay with; SOL is the wrapped-SOL mint So11111111111111111111111111111111111111112' },
     output_mint: { ...base58PublicKey, description: 'what you receive' },
-    amount: { type: 'number', exclusiveMinimum: 0, description: 'whole units of input_mint' },
+    amount: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: WHOLE_UNITS_LIMIT, description: 'whole units of input_mint' },
     slippage_bps: slippage(100, 'price'),
     priority_fee_sol: priorityFee(0.0002),
     execute: executeFlag,
@@ -240,7 +240,7 @@ export const quoteQuery: JsonSchema = {
   properties: {
     mint,
     side: { type: 'string', enum: ['buy', 'sell'] },
-    amount: { type: 'number', exclusiveMinimum: 0, description: 'SOL for a buy, whole tokens for a sell' },
+    amount: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: WHOLE_UNITS_LIMIT, description: 'SOL for a buy, whole tokens for a sell' },
     slippage_bps: slippage(500, 'price'),
   },
 };
@@ -274,7 +274,7 @@ export const listTokensQuery: JsonSchema = {
   additionalProperties: false,
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
-    before: { type: 'integer', minimum: 0, description: 'page: the `next_before` of the previous page' },
+    before: { ...seq, minimum: 0, description: 'page: the `next_before` of the previous page' },
   },
 };
 

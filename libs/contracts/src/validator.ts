@@ -65,12 +65,23 @@ export interface Validator {
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Why a string cannot be stored and hashed as sent, if it cannot. */
-function unstorable(text: string): string | null {
+export function unstorableText(text: string): string | null {
   // JSON allows both; PostgreSQL text refuses U+0000 and jsonb refuses a lone surrogate, and RFC 8785
   // cannot canonicalise one. Accepted once, either would sit on the ledger forever and stop every
   // projection that stores it.
   if (text.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
   if (LONE_SURROGATE.test(text)) return 'must be well-formed Unicode (it holds a lone UTF-16 surrogate)';
+  return null;
+}
+
+/**
+ * Why a key or value inside a request cannot be stored and hashed as sent, if it cannot. JSON text reads 1e309 as
+ * Infinity, which JSON cannot write back, RFC 8785 cannot canonicalise and no column holds: it is refused wherever
+ * it stands, also where no schema describes it.
+ */
+function unstorable(value: unknown): string | null {
+  if (typeof value === 'string') return unstorableText(value);
+  if (typeof value === 'number' && !Number.isFinite(value)) return 'must be a finite number';
   return null;
 }
 
@@ -87,7 +98,7 @@ interface Level {
  * however deep a value reaches it, it cannot overflow the call stack.
  */
 function findUnstorable(value: unknown): { path: string[]; why: string } | null {
-  if (typeof value === 'string') {
+  if (value === null || typeof value !== 'object') {
     const why = unstorable(value);
     return why ? { path: [], why } : null;
   }
@@ -115,11 +126,11 @@ function findUnstorable(value: unknown): { path: string[]; why: string } | null 
     } else {
       inner = (level.container as unknown[])[at];
     }
-    if (typeof inner === 'string') {
+    if (inner !== null && typeof inner === 'object') {
+      enter(inner);
+    } else {
       const why = unstorable(inner);
       if (why) return { path: pathHere(), why };
-    } else {
-      enter(inner);
     }
   }
   return null;
@@ -143,30 +154,47 @@ function numericTextRules(schema: JsonSchema): [string, RegExp, string][] {
   return rules;
 }
 
-function wrap(fn: ValidateFunction, where: string): Validator {
-  return (value) => {
-    const bad = findUnstorable(value);
-    if (bad) {
-      const field = bad.path.join('.');
-      return { field, message: `${field || where} ${bad.why}` };
-    }
-    return fn(value) ? null : describe(fn.errors![0]!, where);
-  };
+/**
+ * The query properties, each with a check of a value given typed (an MCP tool argument is JSON, not text): such a
+ * value is taken as it is, never coerced, so the number 5 or 1e309 is no string "5" or "Infinity".
+ */
+function typedChecks(schema: JsonSchema): [string, ValidateFunction][] {
+  return Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>).map(([name, property]) => [
+    name,
+    bodies.compile({ type: 'object', properties: { [name]: property } }),
+  ]);
+}
+
+/** The first key or value that cannot be stored and hashed, as the refusal naming it. */
+function refuseUnstorable(value: unknown, where: string): Invalid | null {
+  const bad = findUnstorable(value);
+  if (!bad) return null;
+  const field = bad.path.join('.');
+  return { field, message: `${field || where} ${bad.why}` };
 }
 
 export function bodyValidator(schema: JsonSchema): Validator {
-  return wrap(bodies.compile(schema), 'body');
+  const validate = bodies.compile(schema);
+  return (value) => refuseUnstorable(value, 'body') ?? (validate(value) ? null : describe(validate.errors![0]!, 'body'));
 }
 
+/** Query strings and path parameters: text read as the type its property has, and values given typed as they are. */
 export function queryValidator(schema: JsonSchema): Validator {
-  const validate = wrap(queries.compile(schema), 'query');
+  const validate = queries.compile(schema);
   const rules = numericTextRules(schema);
+  const typed = typedChecks(schema);
   return (value) => {
+    const refused = refuseUnstorable(value, 'query');
+    if (refused) return refused;
     const fields = value as Record<string, unknown>;
     for (const [field, form, described] of rules) {
       const text = fields[field];
       if (typeof text === 'string' && !form.test(text)) return { field, message: `${field} must be ${described}` };
     }
-    return validate(value);
+    for (const [field, check] of typed) {
+      const given = fields[field];
+      if (given !== undefined && typeof given !== 'string' && !check({ [field]: given })) return describe(check.errors![0]!, 'query');
+    }
+    return validate(value) ? null : describe(validate.errors![0]!, 'query');
   };
 }

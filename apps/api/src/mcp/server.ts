@@ -9,6 +9,7 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { unstorableText } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
 import { presentedKey } from '../http/credentials';
 import { ApiError, fromRejected } from '../http/errors';
@@ -90,7 +91,10 @@ interface Split {
   idempotencyKey: string | undefined;
 }
 
-/** A tool's arguments, put where the endpoint takes them. Unknown ones go where HTTP would meet them too. */
+/**
+ * A tool's arguments, put where the endpoint takes them, as the JSON values they are. Unknown ones go where HTTP
+ * would meet them too. Path arguments are checked here, since they make the path.
+ */
 function split(tool: McpTool, args: Record<string, unknown>): Split {
   const parts: Split = { body: {}, query: {}, params: {}, idempotencyKey: undefined };
   for (const [name, value] of Object.entries(args)) {
@@ -105,7 +109,10 @@ function split(tool: McpTool, args: Record<string, unknown>): Split {
   for (const name of Object.keys(tool.route.params?.properties ?? {})) {
     const value = parts.params[name];
     if (value === undefined || value === null || value === '') throw new ApiError(400, 'invalid_request', `${name} is required`, { field: name });
-    if (typeof value === 'object') throw new ApiError(400, 'invalid_request', `${name} must be a string`, { field: name });
+    if (typeof value !== 'string') throw new ApiError(400, 'invalid_request', `${name} must be a string`, { field: name });
+    // It is encoded into the path before the pipeline validates anything, and a lone surrogate cannot be encoded.
+    const unfit = unstorableText(value);
+    if (unfit) throw new ApiError(400, 'invalid_request', `${name} ${unfit}`, { field: name });
   }
   return parts;
 }

@@ -1,4 +1,4 @@
-import { wsResponse } from '@svc/contracts';
+import { seq, wsResponse } from '@svc/contracts';
 import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 import { MAX_BUFFERED_BYTES, MAX_CLIENT_MESSAGE_BYTES } from '../../live/wsHub';
@@ -20,7 +20,7 @@ export default defineRoute<unknown, { since?: number }>({
     'The handshake is refused 503 unavailable while the ledger cannot be read or the server is stopping.',
   query: {
     type: 'object',
-    properties: { since: { type: 'integer', minimum: -1, description: 'replay entries after this ledger seq first; at most the ledger head' } },
+    properties: { since: { ...seq, description: 'replay entries after this ledger seq first; at most the ledger head' } },
   },
   status: 101,
   response: wsResponse,
