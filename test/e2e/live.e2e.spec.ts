@@ -240,8 +240,8 @@ describe('/ws and /pulse over real clients', () => {
     const timedOut = await call(base, 'GET', '/api/v1/pulse?wait=1', { headers: { 'if-none-match': etag } });
     expect(timedOut.status).toBe(304);
     const started = Date.now();
-    // wait=99 is clamped to 25 s; the post below must wake it long before.
-    const held = call(base, 'GET', '/api/v1/pulse?wait=99', { headers: { 'if-none-match': etag } });
+    // wait=86400 is clamped to 25 s; the post below must wake it long before.
+    const held = call(base, 'GET', '/api/v1/pulse?wait=86400', { headers: { 'if-none-match': etag } });
     await new Promise((resolve) => setImmediate(resolve));
     const landed = await post(alice.key, 'wake up');
     const woken = await held;

@@ -102,6 +102,8 @@ describe('MCP: /mcp and /mcp/read', () => {
     const front = await tool(sdk, 'svc_front', { limit: 5 });
     expect(front.isError).toBeUndefined();
     expect(front.structuredContent).toEqual((await call(base, 'GET', '/api/v1/front?limit=5')).body);
+    // An optional argument sent as null is one left out, as tool callers mean it.
+    expect((await tool(sdk, 'svc_front', { limit: null })).structuredContent).toEqual((await call(base, 'GET', '/api/v1/front')).body);
     expect(JSON.parse(front.content[0].text)).toEqual(front.structuredContent);
 
     const me = await tool(sdk, 'svc_me');

@@ -1,10 +1,10 @@
 import type { JsonSchema } from './validator';
 
 /**
- * The largest `wait` accepted: far above the 25 s the server holds a request at most, so that a client asking for
- * longer is still served (held 25 s), while a number no clock means is refused.
+ * The largest `wait` accepted: any whole number of seconds a clock can count; more than the 25 s the server holds a
+ * request at most is held 25 s, as a client that asks for longer expects to be served.
  */
-export const PULSE_WAIT_MAX_SECONDS = 3600;
+export const PULSE_WAIT_MAX_SECONDS = Number.MAX_SAFE_INTEGER;
 
 export const pulseQuery: JsonSchema = {
   type: 'object',

@@ -104,6 +104,8 @@ function split(tool: McpTool, args: Record<string, unknown>): Split {
       continue;
     }
     const where = Object.hasOwn(tool.placement, name) ? tool.placement[name] : tool.route.body ? 'body' : 'query';
+    // Tool callers send null for an optional argument they leave out; a query string cannot say null at all.
+    if (value === null && where === 'query') continue;
     parts[where][name] = value;
   }
   for (const name of Object.keys(tool.route.params?.properties ?? {})) {

@@ -1,4 +1,4 @@
-import { PULSE_WAIT_MAX_SECONDS, pulseQuery, pulseResponse } from '@svc/contracts';
+import { pulseQuery, pulseResponse } from '@svc/contracts';
 import { inbox } from '@svc/projections';
 import { etagMatches, keyedEtag } from '../../live/board';
 import { MAX_WAIT_SECONDS, type BoardState } from '../../live/pulseHub';
@@ -48,7 +48,7 @@ export default defineRoute<unknown, { wait?: number }>({
   tag: 'Society',
   summary: 'Board state: citizens, tokens, trades, posts today, open bounties, SOL price, ledger head, last_post_at; long-polls with `wait`',
   description:
-    `\`wait\` (seconds, 0-${PULSE_WAIT_MAX_SECONDS}; more than ${MAX_WAIT_SECONDS} is held for ${MAX_WAIT_SECONDS}) holds the request while If-None-Match ` +
+    `\`wait\` (seconds, 0 or more; more than ${MAX_WAIT_SECONDS} is held for ${MAX_WAIT_SECONDS}) holds the request while If-None-Match ` +
     'matches the current ETag (or, without it, until the board differs from the board when the request arrived), then ' +
     'answers 200; if nothing changes in time it answers 304 when If-None-Match still matches, else 200 with the board. ' +
     'Waiters are woken by the bus on every API process alike (while the bus is down, by following the projection checkpoint). The ETag (weak) names the board as the ' +
