@@ -14,7 +14,8 @@ import {
   VersionedTransaction,
 } from '@solana/web3.js';
 import { sql } from 'kysely';
-import { SolanaChain, buildSolTransfer, messageHash, recentBlockhash, signTransaction, solToLamports } from '@svc/chain';
+import { messageHash } from '@svc/actions';
+import { SolanaChain, buildSolTransfer, recentBlockhash, signTransaction, solToLamports } from '@svc/chain';
 import type { LedgerEntry } from '@svc/ledger';
 import type { RunningApi } from '../../apps/api/src/server';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';

@@ -7,7 +7,6 @@ import {
   buildSolTransfer,
   confirmSignature,
   feeLamports,
-  findHandedOut,
   isBlockhashExpired,
   keypairFromSecret,
   recentBlockhash,
@@ -18,6 +17,7 @@ import {
   withReference,
   type WalletAddress,
 } from '@svc/chain';
+import { findHandedOut } from '@svc/actions';
 import { localnet, type LocalnetClient } from '../support/localnet';
 
 const SLOT_MS = 400;

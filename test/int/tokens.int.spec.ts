@@ -25,8 +25,8 @@ import {
   getMintLen,
   mintTo,
 } from '@solana/spl-token';
-import { Rejected } from '@svc/domain';
 import {
+  ChainError,
   SolanaChain,
   WRAPPED_SOL_MINT,
   isRpcUnreachable,
@@ -73,13 +73,14 @@ async function send(instructions: TransactionInstruction[], signers: Keypair[]):
   return (await sendAndConfirm(connection, signed)).signature;
 }
 
-async function rejectionOf(promise: Promise<unknown>): Promise<Rejected> {
+/** The chain side's refusal, as the API would map it. */
+async function rejectionOf(promise: Promise<unknown>): Promise<{ code: string; details: Record<string, unknown> }> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  if (!(error instanceof Rejected)) throw new Error(`expected a Rejected, got ${String(error)}`);
-  return error;
+  if (!(error instanceof ChainError)) throw new Error(`expected a ChainError, got ${String(error)}`);
+  return error.rejection;
 }
 
 /** A fetch that counts the requests it passes on to the real one. */

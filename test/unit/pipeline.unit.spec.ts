@@ -1,5 +1,6 @@
 import { ComputeBudgetProgram, Keypair, SystemProgram, TransactionMessage, VersionedTransaction, type TransactionInstruction } from '@solana/web3.js';
-import { messageHash, sameAction, withReference } from '@svc/chain';
+import { messageHash, sameAction } from '@svc/actions';
+import { withReference } from '@svc/chain';
 import { GivenLedger } from '../support/ledgerModel';
 
 const NOON = Date.UTC(2026, 10, 25, 12, 0, 0);

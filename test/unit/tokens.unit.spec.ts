@@ -8,16 +8,16 @@ import {
   decodeTransferCheckedInstruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
-import { Rejected } from '@svc/domain';
-import { parsePublicKey, rawToUi, tokenTransferInstructions, uiToRaw } from '@svc/chain';
+import { ChainError, parsePublicKey, rawToUi, tokenTransferInstructions, uiToRaw } from '@svc/chain';
 
-/** The Rejected a call throws, as the API would map it. */
+/** The refusal a call throws, as the API would map it. */
 function refusal(fn: () => unknown): { code: string; details: Record<string, unknown>; message: string } {
   try {
     fn();
   } catch (error) {
-    if (!(error instanceof Rejected)) throw error;
-    return { code: error.code, details: error.details, message: error.message };
+    if (!(error instanceof ChainError)) throw error;
+    const { code, details, message } = error.rejection;
+    return { code, details, message };
   }
   throw new Error('expected a refusal');
 }

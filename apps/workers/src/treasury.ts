@@ -3,22 +3,8 @@ import { AccountLayout, NATIVE_MINT, TOKEN_PROGRAM_ID, createBurnCheckedInstruct
 import { OnlinePumpSdk, creatorVaultPda, feeSharingConfigPda, userVolumeAccumulatorPda } from '@pump-fun/pump-sdk';
 import { coinCreatorVaultAtaPda, coinCreatorVaultAuthorityPda, userVolumeAccumulatorPda as poolVolumeAccumulatorPda } from '@pump-fun/pump-swap-sdk';
 import { monotonicFactory } from 'ulid';
-import {
-  ACCOUNTS_PER_CALL,
-  ACTION_LEASE_MS,
-  assertCanPay,
-  lamportsToSol,
-  mintInfo,
-  quoteTrade,
-  rawToUi,
-  readMarket,
-  solToLamports,
-  tokenBalanceRaw,
-  tradeInstructions,
-  type ActionIntent,
-  type ActionOutcome,
-  type ObserveSpec,
-} from '@svc/chain';
+import { ACTION_LEASE_MS, type ActionOutcome, type Build, type ObserveSpec } from '@svc/actions';
+import { ACCOUNTS_PER_CALL, lamportsToSol, mintInfo, rawToUi, readMarket, solToLamports, tokenBalanceRaw } from '@svc/chain';
 import { Rejected, treasuryFlowOf, type ActionName, type ActionRecordedData, type Citizen } from '@svc/domain';
 import { LEDGER_STREAM, type LedgerEntry } from '@svc/ledger';
 import { TreasuryCycleStore, treasury as treasuryModel, type LastCycle } from '@svc/projections';
@@ -259,10 +245,9 @@ class TreasuryWorker implements RunningTreasury {
     tally: Tally,
     action: ActionName,
     details: Record<string, unknown>,
-    build: ActionIntent['build'],
+    build: Build,
     options: { observe?: ObserveSpec; lamports?: bigint; balance?: bigint } = {},
   ): Promise<void> {
-    const owner = new PublicKey(treasury.wallet);
     const outcome = await this.runtime.pipeline.run({
       action,
       agentId: treasury.agentId,
@@ -271,7 +256,7 @@ class TreasuryWorker implements RunningTreasury {
       record: { type: 'RecordAction', agentId: treasury.agentId, data: { action, wallet: treasury.wallet, details }, observe: options.observe },
       summary: details,
       build,
-      check: (fee) => assertCanPay(this.connection, owner, { lamports: options.lamports ?? 0n, fee, balance: options.balance }).then(() => undefined),
+      funds: { lamports: options.lamports ?? 0n, balance: options.balance },
     });
     tally.add(await this.recorded(outcome));
   }
@@ -301,9 +286,10 @@ class TreasuryWorker implements RunningTreasury {
       reason,
       cycle,
     };
-    await this.act(treasury, tally, 'burn', details, async () => ({
-      instructions: [createBurnCheckedInstruction(account, mint, owner, held, info.decimals, [], info.programId)],
-    }));
+    await this.act(treasury, tally, 'burn', details, {
+      kind: 'instructions',
+      transaction: { instructions: [createBurnCheckedInstruction(account, mint, owner, held, info.decimals, [], info.programId)] },
+    });
   }
 
   private async distribute(treasury: Citizen, tally: Tally, cycle: number, keep: () => Promise<void>): Promise<void> {
@@ -334,7 +320,7 @@ class TreasuryWorker implements RunningTreasury {
         cycle,
       };
       try {
-        await this.act(treasury, tally, 'fee_distribution', details, async () => ({ instructions }), { observe: { wallet: treasury.wallet } });
+        await this.act(treasury, tally, 'fee_distribution', details, { kind: 'instructions', transaction: { instructions } }, { observe: { wallet: treasury.wallet } });
       } catch (error) {
         // One coin the chain refuses (its vault moved since it was read) does not hold up the others or the buyback;
         // anything else (a confirmed distribution the ledger would not record, an unreachable chain) stops the cycle.
@@ -348,17 +334,16 @@ class TreasuryWorker implements RunningTreasury {
   private async buy(treasury: Citizen, tally: Tally, mint: PublicKey, cycle: number): Promise<boolean> {
     const { config } = this.runtime;
     const owner = new PublicKey(treasury.wallet);
-    const market = await readMarket(this.connection, mint, owner);
-    const spend = market.userLamports - solToLamports(config.treasuryReserveSol);
+    const venue = await readMarket(this.connection, this.runtime.chain.aggregator, mint, owner);
+    const spend = venue.userLamports - solToLamports(config.treasuryReserveSol);
     if (spend <= 0n || spend < solToLamports(config.treasuryMinBuySol)) {
       tally.skipped =
-        `the treasury holds ${lamportsToSol(market.userLamports)} SOL: a buyback needs its ${config.treasuryReserveSol} SOL reserve ` +
+        `the treasury holds ${lamportsToSol(venue.userLamports)} SOL: a buyback needs its ${config.treasuryReserveSol} SOL reserve ` +
         `plus at least ${config.treasuryMinBuySol} SOL`;
       return false;
     }
-    const aggregator = this.runtime.chain.aggregator;
-    const quote = await quoteTrade(aggregator, market, 'buy', spend, config.treasurySlippageBps);
-    const { decimals, tokenProgram } = market.mint;
+    const quote = await venue.quote('buy', spend, config.treasurySlippageBps);
+    const { decimals, tokenProgram } = venue.mint;
     tally.decimals = decimals;
     const details = {
       mint: mint.toBase58(),
@@ -377,8 +362,8 @@ class TreasuryWorker implements RunningTreasury {
       tally,
       'buyback',
       details,
-      () => tradeInstructions(aggregator, this.connection, market, quote, owner, { priorityLamports: BUY_PRIORITY_LAMPORTS }),
-      { observe: { wallet: treasury.wallet, mint: mint.toBase58(), rentOf: ownAccounts.map((a) => a.toBase58()) }, lamports: spend, balance: market.userLamports },
+      { kind: 'trade', venue, quote, options: { priorityLamports: BUY_PRIORITY_LAMPORTS } },
+      { observe: { wallet: treasury.wallet, mint: mint.toBase58(), rentOf: ownAccounts.map((a) => a.toBase58()) }, lamports: spend, balance: venue.userLamports },
     );
     return true;
   }

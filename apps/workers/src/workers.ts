@@ -1,4 +1,4 @@
-import { startOutboxRecovery } from '@svc/chain';
+import { startOutboxRecovery } from '@svc/actions';
 import { projections, readModelMigrations } from '@svc/projections';
 import { migrate } from '@svc/readmodel';
 import type { Runtime } from '@svc/runtime';

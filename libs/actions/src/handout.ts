@@ -1,35 +1,10 @@
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
-import {
-  ComputeBudgetProgram,
-  PublicKey,
-  VersionedTransaction,
-  type Connection,
-  type MessageAccountKeys,
-  type TransactionInstruction,
-  type VersionedMessage,
-} from '@solana/web3.js';
+import { ComputeBudgetProgram, PublicKey, VersionedTransaction, type Connection, type MessageAccountKeys, type VersionedMessage } from '@solana/web3.js';
 
 /** sha256 (hex) of a message's bytes: the identity of a transaction before anyone signs it. */
 export function messageHash(message: VersionedMessage): string {
   return createHash('sha256').update(message.serialize()).digest('hex');
-}
-
-/**
- * Puts `reference` on the transaction as a read-only key, so it can be found with getSignaturesForAddress
- * whoever signs and sends it (as in Solana Pay). It rides on a compute-budget instruction, whose program
- * ignores accounts, so no program the action calls sees it; one is added (a zero priority price, which
- * costs nothing) when the action has none.
- */
-export function withReference(instructions: TransactionInstruction[], reference: PublicKey): TransactionInstruction[] {
-  const carrier = instructions.find((ix) => ix.programId.equals(ComputeBudgetProgram.programId));
-  const key = { pubkey: reference, isSigner: false, isWritable: false };
-  if (carrier) {
-    return instructions.map((ix) => (ix === carrier ? { ...ix, keys: [...ix.keys, key] } : ix)) as TransactionInstruction[];
-  }
-  const price = ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 0 });
-  price.keys.push(key);
-  return [price, ...instructions];
 }
 
 interface ComparableInstruction {

@@ -1,30 +1,49 @@
 import { SendTransactionError } from '@solana/web3.js';
 
 /**
- * What a caller of the service must fix or know about an on-chain failure:
+ * What a caller of the service must fix or know about the chain:
  * - `insufficient`: the paying wallet cannot cover the amount, the fee or the rent it must keep;
  * - `send_failed`: the RPC refused the transaction (preflight) or it expired; nothing landed;
- * - `tx_failed`: it landed and failed; only the fee was charged.
+ * - `tx_failed`: it landed and failed; only the fee was charged;
+ * - `invalid_request`, `invalid_pubkey`, `unknown_mint`, `no_balance`: what was asked cannot be done on this chain;
+ * - `unavailable`: a service the chain side depends on (the aggregator) did not answer; nothing was sent.
  */
-export type ChainErrorCode = 'insufficient' | 'send_failed' | 'tx_failed';
+export type ChainErrorCode = 'insufficient' | 'send_failed' | 'tx_failed' | 'invalid_request' | 'invalid_pubkey' | 'unknown_mint' | 'no_balance' | 'unavailable';
 
+/**
+ * The chain side's own refusal; whoever answers the caller (the action pipeline, a route) turns it into theirs.
+ * One about a transaction carries its program logs (and its signature once it landed).
+ */
 export class ChainError extends Error {
+  /** Refused before any transaction was built (`refusal`): there are no logs to carry. */
+  private beforeTransaction = false;
+
   constructor(
     readonly code: ChainErrorCode,
     message: string,
     readonly logs: string[] = [],
     /** Set when the transaction landed (tx_failed), so the caller can look it up. */
     readonly signature?: string,
-    /** More facts for the caller, e.g. the lamports needed and available of `insufficient`. */
+    /** More facts for the caller, e.g. the lamports needed and available of `insufficient`, or the field at fault. */
     readonly extra: Record<string, unknown> = {},
+    /** Set when asking again later may succeed. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'ChainError';
   }
 
-  /** The shape of a domain rejection, so the API maps it like any other (`logs` joins the error envelope). */
+  /** A refusal of what was asked, before any transaction: no logs, no signature. */
+  static refusal(code: ChainErrorCode, message: string, extra: Record<string, unknown> = {}, retryAfterSeconds?: number): ChainError {
+    const error = new ChainError(code, message, [], undefined, extra, retryAfterSeconds);
+    error.beforeTransaction = true;
+    return error;
+  }
+
+  /** The shape of a domain rejection, so the API maps it like any other. */
   get rejection(): { code: ChainErrorCode; message: string; details: Record<string, unknown> } {
-    return { code: this.code, message: this.message, details: { ...this.extra, logs: this.logs, ...(this.signature ? { signature: this.signature } : {}) } };
+    const transaction = this.beforeTransaction ? {} : { logs: this.logs, ...(this.signature ? { signature: this.signature } : {}) };
+    return { code: this.code, message: this.message, details: { ...this.extra, ...transaction } };
   }
 }
 

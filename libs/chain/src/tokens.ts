@@ -9,7 +9,7 @@ import {
   unpackAccount,
   unpackMint,
 } from '@solana/spl-token';
-import { Rejected } from '@svc/domain';
+import { ChainError } from './errors';
 
 export const TOKEN_PROGRAMS: readonly PublicKey[] = [TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID];
 
@@ -43,14 +43,14 @@ function checkDecimals(decimals: number): void {
 export function uiToRaw(amount: number, decimals: number): bigint {
   checkDecimals(decimals);
   if (typeof amount !== 'number' || !Number.isFinite(amount) || amount <= 0) {
-    throw new Rejected('invalid_request', 'amount must be a positive number', { field: 'amount' });
+    throw ChainError.refusal('invalid_request', 'amount must be a positive number', { field: 'amount' });
   }
   const { whole, fraction } = decimalDigits(amount);
   if (fraction.length > decimals) {
-    throw new Rejected('invalid_request', `amount has ${fraction.length} decimal places; this mint has ${decimals}`, { field: 'amount' });
+    throw ChainError.refusal('invalid_request', `amount has ${fraction.length} decimal places; this mint has ${decimals}`, { field: 'amount' });
   }
   const raw = BigInt(whole + fraction.padEnd(decimals, '0'));
-  if (raw > U64_MAX) throw new Rejected('invalid_request', 'amount is larger than any token balance can be (a u64 of base units)', { field: 'amount' });
+  if (raw > U64_MAX) throw ChainError.refusal('invalid_request', 'amount is larger than any token balance can be (a u64 of base units)', { field: 'amount' });
   return raw;
 }
 
@@ -65,7 +65,7 @@ export function rawToUi(raw: bigint, decimals: number): number {
 
 /** A base58 public key (32 bytes; on or off the curve) from a request field; 400 invalid_pubkey naming `field` otherwise. */
 export function parsePublicKey(text: unknown, field: string): PublicKey {
-  const refuse = () => new Rejected('invalid_pubkey', `${field} must be a base58 Solana public key (32 bytes)`, { field });
+  const refuse = () => ChainError.refusal('invalid_pubkey', `${field} must be a base58 Solana public key (32 bytes)`, { field });
   if (typeof text !== 'string' || text.length > 44 || !BASE58.test(text)) throw refuse();
   const bytes = bs58.decode(text);
   if (bytes.length !== 32) throw refuse();
@@ -84,7 +84,7 @@ export interface MintInfo {
 export async function mintInfo(connection: Connection, mint: PublicKey): Promise<MintInfo> {
   const info = await connection.getAccountInfo(mint, 'confirmed');
   const programId = info && TOKEN_PROGRAMS.find((program) => program.equals(info.owner));
-  const unknown = () => new Rejected('unknown_mint', `${mint.toBase58()} is not a token mint on this chain`, { mint: mint.toBase58() });
+  const unknown = () => ChainError.refusal('unknown_mint', `${mint.toBase58()} is not a token mint on this chain`, { mint: mint.toBase58() });
   if (!info || !programId) throw unknown();
   let state: ReturnType<typeof unpackMint>;
   try {
@@ -121,7 +121,7 @@ export function tokenTransferInstructions(transfer: TokenTransfer): TransactionI
   const { owner, to, mint, programId, decimals, raw } = transfer;
   if (raw <= 0n) throw new RangeError('a transfer moves at least one base unit');
   if (!PublicKey.isOnCurve(to.toBytes())) {
-    throw new Rejected('invalid_pubkey', `${to.toBase58()} is not a wallet that can hold tokens (it is off the ed25519 curve, e.g. a token account or a program address)`, { field: 'to' });
+    throw ChainError.refusal('invalid_pubkey', `${to.toBase58()} is not a wallet that can hold tokens (it is off the ed25519 curve, e.g. a token account or a program address)`, { field: 'to' });
   }
   const source = getAssociatedTokenAddressSync(mint, owner, true, programId);
   const destination = getAssociatedTokenAddressSync(mint, to, false, programId);

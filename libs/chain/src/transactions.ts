@@ -1,5 +1,6 @@
 import bs58 from 'bs58';
 import {
+  ComputeBudgetProgram,
   Keypair,
   PublicKey,
   SystemProgram,
@@ -8,6 +9,7 @@ import {
   VersionedTransaction,
   type Connection,
   type TransactionError,
+  type TransactionInstruction,
 } from '@solana/web3.js';
 import { ChainError, isAlreadyProcessed, looksInsufficient, toChainError } from './errors';
 import { lamportsToSol } from './lamports';
@@ -33,6 +35,23 @@ export type SignatureState =
   /** Seen by the cluster, not yet confirmed. */
   | { state: 'processed'; slot: number }
   | { state: 'not_found' };
+
+/**
+ * Puts `reference` on the transaction as a read-only key, so it can be found with getSignaturesForAddress
+ * whoever signs and sends it (as in Solana Pay). It rides on a compute-budget instruction, whose program
+ * ignores accounts, so no program the action calls sees it; one is added (a zero priority price, which
+ * costs nothing) when the action has none.
+ */
+export function withReference(instructions: TransactionInstruction[], reference: PublicKey): TransactionInstruction[] {
+  const carrier = instructions.find((ix) => ix.programId.equals(ComputeBudgetProgram.programId));
+  const key = { pubkey: reference, isSigner: false, isWritable: false };
+  if (carrier) {
+    return instructions.map((ix) => (ix === carrier ? { ...ix, keys: [...ix.keys, key] } : ix)) as TransactionInstruction[];
+  }
+  const price = ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 0 });
+  price.keys.push(key);
+  return [price, ...instructions];
+}
 
 /** A base58 address to a PublicKey; the caller has validated it. */
 export function publicKeyOf(wallet: WalletAddress): PublicKey {

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { createBus, type Bus } from '@svc/bus';
-import { ActionPipeline, DeployLookupTable, SolanaChain, keypairFromSecret, rememberProgramAddresses } from '@svc/chain';
+import { ActionPipeline } from '@svc/actions';
+import { DeployLookupTable, SolanaChain, keypairFromSecret, rememberProgramAddresses } from '@svc/chain';
 import type { Config } from '@svc/config';
 import { isReservedHandle, ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { Attestor, HeadReader, LEDGER_STREAM, LedgerWriter, PostgresEventStore, SnapshotStore, type EventStore } from '@svc/ledger';
@@ -153,7 +154,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
     attestor: new Attestor(store, snapshots, { log }),
     vault,
     pipeline: new ActionPipeline({
-      connection: () => runtime.chain.connection,
+      chain: () => runtime.chain,
       outbox: chainOutbox,
       writer,
       store,

@@ -100,7 +100,7 @@ export async function ensureServiceToken(runtime: Runtime): Promise<string> {
     request: { mint: summary.mint },
     record: { type: 'RecordAction', agentId: treasury.agentId, data: { action: 'deploy', wallet: treasury.wallet, details: summary } },
     summary,
-    build: async () => ({ instructions: built.instructions, signers: [mint], reference: mint.publicKey }),
+    build: { kind: 'instructions', transaction: { instructions: built.instructions, signers: [mint], reference: mint.publicKey } },
   });
   await runtime.serviceWallets.setSetting(SERVICE_TOKEN_SETTING, summary.mint);
   runtime.log.info({ mint: summary.mint }, 'service token deployed');

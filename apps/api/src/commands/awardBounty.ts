@@ -1,7 +1,8 @@
 import { SystemProgram, PublicKey } from '@solana/web3.js';
-import { assertCanPay, solToLamports, type ActionPipeline } from '@svc/chain';
+import { solToLamports } from '@svc/chain';
 import { Rejected, planAward, type AwardPlan } from '@svc/domain';
 import type { OutboxRow } from '@svc/vault';
+import { runHeldAction, type HeldRequest } from './heldAction';
 import { actionReply } from './transfer';
 import type { Services } from '../services';
 
@@ -50,31 +51,30 @@ export async function awardBounty(services: Services, agentId: string, input: Aw
   const lamports = solToLamports(plan.rewardSol);
   const winner = { id: plan.winner.agentId, handle: plan.winner.handle, wallet: plan.winner.wallet };
   const summary = { bounty_id: bountyId, submission_id: submissionId, winner, reward_sol: plan.rewardSol };
-  const connection = services.chain.connection;
-  const outcome = await services.pipeline.run({
+  const sign = input.execute && plan.poster.custody === 'service';
+  const request: HeldRequest = {
     action: 'award_payment',
     agentId,
     wallet: plan.poster.wallet,
     // The service cannot sign for a self-custody wallet: such a poster always gets the unsigned payment.
-    sign: input.execute && plan.poster.custody === 'service',
+    sign,
     idempotencyKey: input.idempotencyKey,
     holdKey: bountyHold(bountyId),
     record: { type: 'AwardBounty', agentId, data: { bounty_id: bountyId, submission_id: submissionId } },
     summary,
-    async build() {
-      return { instructions: [SystemProgram.transfer({ fromPubkey: new PublicKey(plan.poster.wallet), toPubkey: new PublicKey(plan.winner.wallet), lamports })] };
+    build: {
+      kind: 'instructions',
+      transaction: { instructions: [SystemProgram.transfer({ fromPubkey: new PublicKey(plan.poster.wallet), toPubkey: new PublicKey(plan.winner.wallet), lamports })] },
     },
-    async check(fee) {
-      await assertCanPay(connection, plan.poster.wallet, { lamports, fee });
-    },
+    funds: { lamports },
+  };
+  const outcome = await runHeldAction(services, request, {
     // The bounty may have been awarded (and its hold settled) between the first look and the reservation.
     recheck: async () => void (await planAtHead(services, agentId, bountyId, submissionId)),
-    async onHeld(holder: OutboxRow, pipeline: ActionPipeline) {
+    whenHeld(holder) {
       // Asking again for the same submission while its unsigned payment is outstanding gives the same transaction.
       const heldFor = (holder.record.data as { submission_id?: string }).submission_id;
-      if (holder.state === 'unsigned' && heldFor === submissionId && !(input.execute && plan.poster.custody === 'service')) {
-        return pipeline.handoutOf(holder, plan.poster.wallet);
-      }
+      if (holder.state === 'unsigned' && heldFor === submissionId && !sign) return services.pipeline.handoutOf(holder, plan.poster.wallet);
       throw heldBy(holder, bountyId);
     },
   });

@@ -1,5 +1,5 @@
 import { createBurnCheckedInstruction, createCloseAccountInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
-import { assertCanPay, mintInfo, parsePublicKey, rawToUi } from '@svc/chain';
+import { mintInfo, parsePublicKey, rawToUi } from '@svc/chain';
 import type { Services } from '../services';
 import { amountToMove, beforeSending, runTrade, traderOf } from './trade';
 
@@ -26,11 +26,7 @@ export async function burn(services: Services, agentId: string, input: BurnInput
     closed_token_account: all,
   };
   const account = getAssociatedTokenAddressSync(mint, trader.owner, true, info.programId);
-  return runTrade(services, trader, 'burn', input, summary, {
-    async build() {
-      const burnIx = createBurnCheckedInstruction(account, mint, trader.owner, raw, info.decimals, [], info.programId);
-      return { instructions: all ? [burnIx, createCloseAccountInstruction(account, trader.owner, trader.owner, [], info.programId)] : [burnIx] };
-    },
-    check: (fee) => assertCanPay(connection, trader.owner, { lamports: 0n, fee }).then(() => undefined),
-  });
+  const burnIx = createBurnCheckedInstruction(account, mint, trader.owner, raw, info.decimals, [], info.programId);
+  const instructions = all ? [burnIx, createCloseAccountInstruction(account, trader.owner, trader.owner, [], info.programId)] : [burnIx];
+  return runTrade(services, trader, 'burn', input, summary, { build: { kind: 'instructions', transaction: { instructions } }, funds: { lamports: 0n } });
 }

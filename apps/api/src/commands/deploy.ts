@@ -1,7 +1,6 @@
-import { Keypair, PublicKey, type AddressLookupTableAccount } from '@solana/web3.js';
+import { Keypair, PublicKey, type AddressLookupTableAccount, type TransactionInstruction } from '@solana/web3.js';
 import {
   PACKET_DATA_SIZE,
-  assertCanPay,
   balanceLamports,
   deployInstructions,
   lamportsToSol,
@@ -46,6 +45,22 @@ function shortOfFunds(needed: bigint, available: bigint): Rejected {
     `a deploy needs about ${lamportsToSol(needed)} SOL (0.03 SOL for rent and fees plus the dev buy); the wallet holds ${lamportsToSol(available)} SOL`,
     { needed_lamports: Number(needed), available_lamports: Number(available) },
   );
+}
+
+/**
+ * A long name or URI needs the lookup table of the keys every deploy shares, and one too long even for that is
+ * the request's to shorten (web3.js cannot serialize it at all).
+ */
+async function lookupTablesFor(services: Services, payer: PublicKey, instructions: TransactionInstruction[]): Promise<AddressLookupTableAccount[] | undefined> {
+  const size = (lookupTables?: AddressLookupTableAccount[]) => transactionSize(payer, instructions, { lookupTables, addReference: false });
+  if (size() <= PACKET_DATA_SIZE) return undefined;
+  const lookupTables = [await services.deployTable.get()];
+  if (size(lookupTables) > PACKET_DATA_SIZE) {
+    throw new Rejected('invalid_request', `name, symbol and metadata_uri together are too long for one ${PACKET_DATA_SIZE}-byte transaction; shorten the metadata_uri`, {
+      field: 'metadata_uri',
+    });
+  }
+  return lookupTables;
 }
 
 /**
@@ -120,20 +135,9 @@ export async function deploy(services: Services, agentId: string, input: DeployI
     request: { ...input, idempotencyKey: undefined },
     record: { type: 'RecordAction', agentId, data: { action: 'deploy', wallet: trader.wallet, details: summary } },
     summary,
-    async build() {
-      // The mint is the reference: no key is added. A long name or URI needs the lookup table, and one too long
-      // even for that is the request's to shorten (web3.js cannot serialize it at all).
-      const size = (lookupTables?: AddressLookupTableAccount[]) => transactionSize(trader.owner, built.instructions, { lookupTables, addReference: false });
-      if (size() <= PACKET_DATA_SIZE) return { instructions: built.instructions, signers: [mint], reference: mint.publicKey };
-      const lookupTables = [await services.deployTable.get()];
-      if (size(lookupTables) > PACKET_DATA_SIZE) {
-        throw new Rejected('invalid_request', `name, symbol and metadata_uri together are too long for one ${PACKET_DATA_SIZE}-byte transaction; shorten the metadata_uri`, {
-          field: 'metadata_uri',
-        });
-      }
-      return { instructions: built.instructions, signers: [mint], reference: mint.publicKey, lookupTables };
-    },
-    check: (fee) => assertCanPay(connection, trader.owner, { lamports: needed, fee }).then(() => undefined),
+    // The mint is the reference: no key is added.
+    build: { kind: 'instructions', transaction: { instructions: built.instructions, signers: [mint], reference: mint.publicKey, lookupTables: await lookupTablesFor(services, trader.owner, built.instructions) } },
+    funds: { lamports: needed },
   });
   const reply = actionReply(created);
   const deployed = created.summary as typeof summary;

@@ -1,7 +1,7 @@
 import { ACCOUNT_SIZE } from '@solana/spl-token';
 import { PublicKey, type TransactionInstruction } from '@solana/web3.js';
+import type { ActionOutcome } from '@svc/actions';
 import {
-  assertCanPay,
   collectOwnInstructions,
   distributeInstructions,
   lamportsToSol,
@@ -10,8 +10,6 @@ import {
   readCreatorFees,
   solToLamports,
   sweepDigest,
-  type ActionOutcome,
-  type ActionPipeline,
   type CoinFees,
   type CreatorFees,
 } from '@svc/chain';
@@ -19,6 +17,7 @@ import { Rejected, type Citizen } from '@svc/domain';
 import { tokens } from '@svc/projections';
 import type { OutboxRow } from '@svc/vault';
 import type { Services } from '../services';
+import { runHeldAction, type HeldRequest } from './heldAction';
 import { beforeSending, traderOf } from './trade';
 import { actionReply } from './transfer';
 
@@ -203,13 +202,13 @@ async function runClaim(
   holdKey: string,
 ): Promise<ActionOutcome> {
   const { agentId, wallet } = trader;
-  const connection = services.chain.connection;
   const details = {
     sol: lamportsToSol(part.reduce((sum, b) => sum + b.claimable, 0n)),
     coins: part.map((b) => sweptView(b, index)),
   };
+  // The wSOL account PumpSwap pays into is opened and closed in the same transaction, but its rent must be there meanwhile.
   const opensWsolAccount = part.some((b) => b.source === 'creator' && b.poolVault > 0n);
-  return services.pipeline.run({
+  const request: HeldRequest = {
     action: 'fee_claim',
     agentId,
     wallet,
@@ -219,17 +218,15 @@ async function runClaim(
     holdKey,
     record: { type: 'RecordAction', agentId, data: { action: 'fee_claim', wallet, details } },
     summary: details,
-    build: async () => ({ instructions: part.flatMap((b) => b.instructions) }),
-    async check(fee) {
-      // The wSOL account PumpSwap pays into is opened and closed in the same transaction, but its rent must be there meanwhile.
-      const rent = opensWsolAccount ? BigInt(await connection.getMinimumBalanceForRentExemption(ACCOUNT_SIZE, 'confirmed')) : 0n;
-      await assertCanPay(connection, trader.owner, { lamports: rent, fee });
-    },
+    build: { kind: 'instructions', transaction: { instructions: part.flatMap((b) => b.instructions) } },
+    funds: { lamports: 0n, opens: opensWsolAccount ? [{ bytes: ACCOUNT_SIZE }] : [] },
+  };
+  return runHeldAction(services, request, {
     async recheck() {
       if (!(await stillWaiting(services, trader, part))) throw new Rejected('no_balance', 'these creator fees were swept just now by another claim; nothing is left to claim');
     },
-    async onHeld(holder: OutboxRow, pipeline: ActionPipeline): Promise<ActionOutcome> {
-      if (holder.state === 'unsigned' && !options.sign) return pipeline.handoutOf(holder, wallet);
+    whenHeld(holder: OutboxRow): Promise<ActionOutcome> | ActionOutcome {
+      if (holder.state === 'unsigned' && !options.sign) return services.pipeline.handoutOf(holder, wallet);
       if ((holder.state === 'done' || holder.state === 'rejected') && holder.signature) {
         return runClaim(services, trader, part, index, options, `${holdKey}:${holder.signature.slice(0, 16)}`);
       }

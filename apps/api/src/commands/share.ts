@@ -1,20 +1,12 @@
 import { PublicKey, LAMPORTS_PER_SOL } from '@solana/web3.js';
-import {
-  assertCanPay,
-  explorerUrl,
-  feeShareInstructions,
-  parsePublicKey,
-  readCoinSharing,
-  updateSharesInstruction,
-  type ActionOutcome,
-  type ActionPipeline,
-  type CoinSharing,
-} from '@svc/chain';
+import type { ActionOutcome } from '@svc/actions';
+import { feeShareInstructions, parsePublicKey, readCoinSharing, updateSharesInstruction, type CoinSharing } from '@svc/chain';
 import { Rejected } from '@svc/domain';
 import { tokens } from '@svc/projections';
 import { TREASURY_WALLET } from '@svc/runtime';
 import type { OutboxRow } from '@svc/vault';
 import type { Services } from '../services';
+import { runHeldAction, type HeldRequest } from './heldAction';
 import { beforeSending, traderOf } from './trade';
 import { actionReply } from './transfer';
 
@@ -72,7 +64,10 @@ async function runShare(services: Services, action: ShareAction): Promise<Action
   const creator = new PublicKey(wallet);
   const details = { mint: mint.toBase58(), status: 'active', shares };
   const shareholders = shares.map((s) => ({ address: new PublicKey(s.address), shareBps: s.share_bps }));
-  return services.pipeline.run({
+  const instructions = action.configured
+    ? [await updateSharesInstruction(creator, mint, action.configured, shareholders)]
+    : await feeShareInstructions(creator, mint, shareholders, action.pool ?? null);
+  const request: HeldRequest = {
     action: 'fee_share',
     agentId,
     wallet,
@@ -81,18 +76,15 @@ async function runShare(services: Services, action: ShareAction): Promise<Action
     holdKey: `fee_share:${mint.toBase58()}`,
     record: { type: 'RecordAction', agentId, data: { action: 'fee_share', wallet, details } },
     summary: details,
-    build: async () => ({
-      instructions: action.configured
-        ? [await updateSharesInstruction(creator, mint, action.configured, shareholders)]
-        : await feeShareInstructions(creator, mint, shareholders, action.pool ?? null),
-    }),
-    check: (fee) => assertCanPay(services.chain.connection, creator, { lamports: SHARING_RESERVE_LAMPORTS, fee }).then(() => undefined),
-    async onHeld(holder: OutboxRow, pipeline: ActionPipeline): Promise<ActionOutcome> {
-      if (holder.state === 'unsigned' && !sign) return pipeline.handoutOf(holder, wallet);
+    build: { kind: 'instructions', transaction: { instructions } },
+    funds: { lamports: SHARING_RESERVE_LAMPORTS },
+  };
+  return runHeldAction(services, request, {
+    whenHeld(holder: OutboxRow): ActionOutcome {
+      if (holder.state === 'unsigned' && !sign) return services.pipeline.handoutOf(holder, wallet);
       if ((holder.state === 'done' || holder.state === 'rejected') && holder.signature) {
         // It landed between the look at the chain and the reservation: that transaction is the answer.
-        const explorer = explorerUrl(holder.signature, services.chain.connection.rpcEndpoint);
-        return { executed: true, action: holder.action, signature: holder.signature, explorer, ledger: holder.receipt, summary: holder.summary };
+        return services.pipeline.executedOf(holder);
       }
       throw heldBy(holder, mint);
     },

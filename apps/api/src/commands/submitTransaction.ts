@@ -1,5 +1,6 @@
 import { SolanaJSONRPCError, VersionedTransaction } from '@solana/web3.js';
-import { explorerUrl, isRpcUnreachable, rpcUnavailable } from '@svc/chain';
+import { rpcUnavailable } from '@svc/actions';
+import { explorerUrl, isRpcUnreachable } from '@svc/chain';
 import { Rejected } from '@svc/domain';
 import type { Services } from '../services';
 

@@ -1,23 +1,21 @@
 import { PublicKey, type Connection } from '@solana/web3.js';
+import { rpcUnavailable, type ActionRequest } from '@svc/actions';
 import {
+  ChainError,
+  FIRST_TRADE_RENT,
   SOL_MINT,
-  assertCanPay,
   isRpcUnreachable,
   lamportsToSol,
   mintInfo,
   parsePublicKey,
-  quoteTrade,
   rawToUi,
   readMarket,
-  rpcUnavailable,
   solToLamports,
   tokenBalanceRaw,
-  tradeInstructions,
   uiToRaw,
-  type Market,
   type MintInfo,
-  type ActionIntent,
   type TradeQuote,
+  type Venue,
 } from '@svc/chain';
 import { Rejected, type Citizen } from '@svc/domain';
 import type { Services } from '../services';
@@ -26,8 +24,6 @@ import { actionReply } from './transfer';
 const SOL_DECIMALS = 9;
 /** The most `amount_sol` a buy (and so a buy quote) takes, as the buy schema says. */
 const MAX_BUY_SOL = 100_000;
-/** Rent of the accounts a first trade may open (token account, volume accumulator): checked before sending. */
-const FIRST_TRADE_RENT = 4_000_000n;
 
 export interface BuyInput {
   mint: string;
@@ -67,7 +63,7 @@ export async function beforeSending<T>(read: Promise<T>): Promise<T> {
   try {
     return await read;
   } catch (error) {
-    if (!(error instanceof Rejected) && isRpcUnreachable(error)) throw rpcUnavailable(error);
+    if (!(error instanceof Rejected) && !(error instanceof ChainError) && isRpcUnreachable(error)) throw rpcUnavailable(error);
     throw error;
   }
 }
@@ -97,18 +93,6 @@ export async function amountToMove(
   return { raw, held, all: raw === held };
 }
 
-/** Rent a buy puts into accounts it opens (the buyer's token account, volume accumulators), when it opens any. */
-function openingRent(market: Market): bigint {
-  switch (market.venue) {
-    case 'pump':
-      return market.userTokenAccount ? 0n : FIRST_TRADE_RENT;
-    case 'pump-amm':
-      return market.state.userBaseAccountInfo ? 0n : FIRST_TRADE_RENT;
-    default:
-      return FIRST_TRADE_RENT;
-  }
-}
-
 /**
  * Runs a citizen's trade on the pipeline: signed with the custody key when it executes, handed out otherwise,
  * recorded as `action` with `summary` as its public facts. What the client asked (less its key) finds the
@@ -120,7 +104,7 @@ export async function runTrade(
   action: 'buy' | 'sell' | 'burn' | 'swap',
   input: { execute: boolean; idempotencyKey?: string },
   summary: Record<string, unknown>,
-  steps: Pick<ActionIntent, 'build' | 'check'>,
+  steps: Pick<ActionRequest, 'build' | 'funds'>,
 ): Promise<Record<string, unknown>> {
   const { agentId, wallet } = trader;
   const outcome = await services.pipeline.run({
@@ -137,8 +121,8 @@ export async function runTrade(
   return actionReply(outcome);
 }
 
-function marketMint(market: Market): MintInfo {
-  return { programId: market.mint.tokenProgram, decimals: market.mint.decimals, supply: market.mint.supply };
+function marketMint(venue: Venue): MintInfo {
+  return { programId: venue.mint.tokenProgram, decimals: venue.mint.decimals, supply: venue.mint.supply };
 }
 
 /** POST /api/v1/tokens/buy: spends `amount_sol` on the venue that trades the mint, with a floor on the tokens enforced on-chain. */
@@ -147,19 +131,19 @@ export async function buy(services: Services, agentId: string, input: BuyInput):
   const mint = parsePublicKey(input.mint, 'mint');
   const spend = solToLamports(input.amount_sol);
   const connection = services.chain.connection;
-  const market = await beforeSending(readMarket(connection, mint, trader.owner));
-  const quote = await beforeSending(quoteTrade(services.chain.aggregator, market, 'buy', spend, input.slippage_bps));
+  const venue = await beforeSending(readMarket(connection, services.chain.aggregator, mint, trader.owner));
+  const quote = await beforeSending(venue.quote('buy', spend, input.slippage_bps));
   const summary = {
     mint: mint.toBase58(),
     venue: quote.venue,
     route: quote.route,
     spent_sol: lamportsToSol(spend),
-    quoted_tokens: rawToUi(quote.outRaw, market.mint.decimals),
-    min_tokens: rawToUi(quote.minOutRaw, market.mint.decimals),
+    quoted_tokens: rawToUi(quote.outRaw, venue.mint.decimals),
+    min_tokens: rawToUi(quote.minOutRaw, venue.mint.decimals),
   };
   return runTrade(services, trader, 'buy', input, summary, {
-    build: () => tradeInstructions(services.chain.aggregator, connection, market, quote, trader.owner, { priorityLamports: solToLamports(input.priority_fee_sol) }),
-    check: (fee) => assertCanPay(connection, trader.owner, { lamports: spend + openingRent(market), fee, balance: market.userLamports }).then(() => undefined),
+    build: { kind: 'trade', venue, quote, options: { priorityLamports: solToLamports(input.priority_fee_sol) } },
+    funds: { lamports: spend + venue.openingRent(), balance: venue.userLamports },
   });
 }
 
@@ -168,22 +152,22 @@ export async function sell(services: Services, agentId: string, input: SellInput
   const trader = await traderOf(services, agentId);
   const mint = parsePublicKey(input.mint, 'mint');
   const connection = services.chain.connection;
-  const market = await beforeSending(readMarket(connection, mint, trader.owner));
-  const { raw, all } = await amountToMove(connection, trader.owner, mint, marketMint(market), input);
-  const quote = await beforeSending(quoteTrade(services.chain.aggregator, market, 'sell', raw, input.slippage_bps));
+  const venue = await beforeSending(readMarket(connection, services.chain.aggregator, mint, trader.owner));
+  const { raw, all } = await amountToMove(connection, trader.owner, mint, marketMint(venue), input);
+  const quote = await beforeSending(venue.quote('sell', raw, input.slippage_bps));
   const close = all && input.close_token_account !== false;
   const summary = {
     mint: mint.toBase58(),
     venue: quote.venue,
     route: quote.route,
-    sold_tokens: rawToUi(raw, market.mint.decimals),
+    sold_tokens: rawToUi(raw, venue.mint.decimals),
     quoted_sol: lamportsToSol(quote.outRaw),
     min_sol: lamportsToSol(quote.minOutRaw),
     closed_token_account: close,
   };
   return runTrade(services, trader, 'sell', input, summary, {
-    build: () => tradeInstructions(services.chain.aggregator, connection, market, quote, trader.owner, { priorityLamports: solToLamports(input.priority_fee_sol), closeAccount: close }),
-    check: (fee) => assertCanPay(connection, trader.owner, { lamports: 0n, fee, balance: market.userLamports }).then(() => undefined),
+    build: { kind: 'trade', venue, quote, options: { priorityLamports: solToLamports(input.priority_fee_sol), closeAccount: close } },
+    funds: { lamports: 0n, balance: venue.userLamports },
   });
 }
 
@@ -207,12 +191,12 @@ export function quoteReply(quote: TradeQuote, decimals: number): Record<string, 
 /** GET /api/v1/quote: the trade's own venue detection and math, without sending anything. */
 export async function quote(services: Services, input: QuoteInput): Promise<Record<string, unknown>> {
   const mint = parsePublicKey(input.mint, 'mint');
-  const market = await beforeSending(readMarket(services.chain.connection, mint));
+  const venue = await beforeSending(readMarket(services.chain.connection, services.chain.aggregator, mint));
   // A buy is quoted for what POST /tokens/buy accepts; more SOL than that would not even be a safe lamport count.
   if (input.side === 'buy' && input.amount > MAX_BUY_SOL) throw new Rejected('invalid_request', `a buy spends at most ${MAX_BUY_SOL} SOL`, { field: 'amount' });
-  const raw = input.side === 'buy' ? solToLamports(input.amount) : uiToRaw(input.amount, market.mint.decimals);
-  const priced = await beforeSending(quoteTrade(services.chain.aggregator, market, input.side, raw, input.slippage_bps));
-  return quoteReply(priced, market.mint.decimals);
+  const raw = input.side === 'buy' ? solToLamports(input.amount) : uiToRaw(input.amount, venue.mint.decimals);
+  const priced = await beforeSending(venue.quote(input.side, raw, input.slippage_bps));
+  return quoteReply(priced, venue.mint.decimals);
 }
 
 export interface SwapInput {
@@ -252,7 +236,7 @@ export async function swap(services: Services, agentId: string, input: SwapInput
     price_impact_pct: Number(quoted.priceImpactPct) * 100,
   };
   return runTrade(services, trader, 'swap', input, summary, {
-    build: () => services.chain.aggregator.swapInstructions(connection, quoted, trader.owner, solToLamports(input.priority_fee_sol)),
-    check: (fee) => assertCanPay(connection, trader.owner, { lamports: (inInfo ? 0n : raw) + FIRST_TRADE_RENT, fee }).then(() => undefined),
+    build: { kind: 'swap', quote: quoted, priorityLamports: solToLamports(input.priority_fee_sol) },
+    funds: { lamports: (inInfo ? 0n : raw) + FIRST_TRADE_RENT },
   });
 }

@@ -1,17 +1,7 @@
-import { PublicKey, SystemProgram, TransactionInstruction, type Connection } from '@solana/web3.js';
+import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, getAssociatedTokenAddressSync } from '@solana/spl-token';
-import {
-  assertCanPay,
-  isRpcUnreachable,
-  mintInfo,
-  parsePublicKey,
-  rawToUi,
-  rpcUnavailable,
-  tokenBalanceRaw,
-  tokenTransferInstructions,
-  uiToRaw,
-  type ActionOutcome,
-} from '@svc/chain';
+import { rpcUnavailable, type ActionOutcome } from '@svc/actions';
+import { ChainError, isRpcUnreachable, mintInfo, parsePublicKey, rawToUi, tokenTransferInstructions, uiToRaw, type Funds } from '@svc/chain';
 import { Rejected, type Citizen } from '@svc/domain';
 import type { Services } from '../services';
 
@@ -47,22 +37,19 @@ function memoInstruction(memo: string, signer: PublicKey): TransactionInstructio
   return new TransactionInstruction({ programId: MEMO_PROGRAM_ID, keys: [{ pubkey: signer, isSigner: true, isWritable: false }], data: Buffer.from(memo, 'utf8') });
 }
 
-/** Refuses a token transfer the wallet cannot make: no tokens at all, fewer than asked, or no SOL for the fee and a new account's rent. */
-async function checkTokenFunds(connection: Connection, owner: PublicKey, to: PublicKey, mint: PublicKey, info: { programId: PublicKey; decimals: number }, raw: bigint, fee: Promise<bigint>) {
-  const destination = getAssociatedTokenAddressSync(mint, to, false, info.programId);
-  const [held, existing] = await Promise.all([tokenBalanceRaw(connection, owner, mint, info.programId), connection.getAccountInfo(destination, 'confirmed')]);
-  if (held === 0n) throw new Rejected('no_balance', `the wallet holds none of ${mint.toBase58()}`, { mint: mint.toBase58() });
-  if (held < raw) {
-    throw new Rejected('insufficient', `the wallet holds ${rawToUi(held, info.decimals)} of ${mint.toBase58()}; this needs ${rawToUi(raw, info.decimals)}`, {
-      needed: rawToUi(raw, info.decimals),
-      available: rawToUi(held, info.decimals),
-    });
-  }
-  // An associated token account is 165 bytes, 170 under Token-2022 (its ImmutableOwner extension).
-  const size = info.programId.equals(TOKEN_2022_PROGRAM_ID) ? 170 : 165;
-  const rent = existing !== null ? 0n : BigInt(await connection.getMinimumBalanceForRentExemption(size, 'confirmed'));
-  // The SOL side (fee, and the rent of the recipient's new token account) is checked like any payment.
-  await assertCanPay(connection, owner, { lamports: rent, fee });
+/**
+ * What a transfer takes out of the wallet: the SOL itself, or the tokens plus the rent of the recipient's token
+ * account if it has none yet (an associated token account is 165 bytes, 170 under Token-2022 for its
+ * ImmutableOwner extension).
+ */
+function fundsOf(raw: bigint, token?: { mint: PublicKey; programId: PublicKey; decimals: number; to: PublicKey }): Funds {
+  if (!token) return { lamports: raw };
+  const destination = getAssociatedTokenAddressSync(token.mint, token.to, false, token.programId);
+  return {
+    lamports: 0n,
+    opens: [{ address: destination, bytes: token.programId.equals(TOKEN_2022_PROGRAM_ID) ? 170 : 165 }],
+    tokens: { mint: token.mint, tokenProgram: token.programId, raw, decimals: token.decimals },
+  };
 }
 
 /**
@@ -87,7 +74,7 @@ export async function transfer(services: Services, agentId: string, input: Trans
   try {
     info = mint ? await mintInfo(connection, mint) : undefined;
   } catch (error) {
-    if (!(error instanceof Rejected) && isRpcUnreachable(error)) throw rpcUnavailable(error);
+    if (!(error instanceof Rejected) && !(error instanceof ChainError) && isRpcUnreachable(error)) throw rpcUnavailable(error);
     throw error;
   }
   const raw = uiToRaw(input.amount, info?.decimals ?? SOL_DECIMALS);
@@ -108,17 +95,16 @@ export async function transfer(services: Services, agentId: string, input: Trans
     idempotencyKey: input.idempotencyKey,
     record: { type: 'RecordAction', agentId, data: { action: 'transfer', wallet: sender.wallet, details: summary } },
     summary,
-    async build() {
-      const move =
-        mint && info
-          ? tokenTransferInstructions({ owner, to, mint, programId: info.programId, decimals: info.decimals, raw })
-          : [SystemProgram.transfer({ fromPubkey: owner, toPubkey: to, lamports: raw })];
-      return { instructions: input.memo ? [...move, memoInstruction(input.memo, owner)] : move };
+    build: {
+      kind: 'instructions',
+      transaction: {
+        instructions: [
+          ...(mint && info ? tokenTransferInstructions({ owner, to, mint, programId: info.programId, decimals: info.decimals, raw }) : [SystemProgram.transfer({ fromPubkey: owner, toPubkey: to, lamports: raw })]),
+          ...(input.memo ? [memoInstruction(input.memo, owner)] : []),
+        ],
+      },
     },
-    async check(fee) {
-      if (mint && info) return checkTokenFunds(connection, owner, to, mint, info, raw, fee);
-      await assertCanPay(connection, owner, { lamports: raw, fee });
-    },
+    funds: fundsOf(raw, mint && info ? { mint, programId: info.programId, decimals: info.decimals, to } : undefined),
   });
   return actionReply(outcome);
 }

@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import cors from 'cors';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import pinoHttp from 'pino-http';
-import { Rejected } from '@svc/domain';
 import type { Services } from '../services';
-import { ApiError, fromRejected } from './errors';
+import { ApiError, refusalOf } from './errors';
 import { presentedKey } from './credentials';
 import { envelope, IDEMPOTENCY_KEY, Pipeline } from './pipeline';
 import { jsonBody } from './jsonBody';
@@ -182,8 +181,8 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     // An MCP client reads JSON-RPC, even about a body it could not have parsed.
     // Routing is case-insensitive and takes a trailing slash, so /MCP/ is /mcp too.
     const fail = MCP_PATHS.has(req.path.toLowerCase().replace(/\/+$/, '')) ? (e: ApiError) => sendJsonRpcError(res, e) : (e: ApiError) => sendError(res, e);
-    if (error instanceof ApiError) return fail(error);
-    if (error instanceof Rejected) return fail(fromRejected(error));
+    const refusal = refusalOf(error);
+    if (refusal) return fail(refusal);
     const type = (error as { type?: string }).type;
     if (type === 'entity.parse.failed') return fail(new ApiError(400, 'invalid_json', 'the body is not valid JSON'));
     if (type === 'entity.too.large') return fail(new ApiError(413, 'payload_too_large', `the body is larger than ${config.bodyLimit}`));

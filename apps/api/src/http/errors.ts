@@ -1,4 +1,5 @@
-import type { Rejected } from '@svc/domain';
+import { ChainError } from '@svc/chain';
+import { Rejected } from '@svc/domain';
 
 /** An error that goes back to the caller in the envelope. */
 export class ApiError extends Error {
@@ -60,6 +61,14 @@ export function isKnownCode(code: string): boolean {
 export function fromRejected(rejected: Rejected): ApiError {
   const headers: Record<string, string> = rejected.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(rejected.retryAfterSeconds) };
   return new ApiError(statusOf(rejected.code), rejected.code, rejected.message, rejected.details, headers);
+}
+
+/** The refusal an error is, as HTTP, whichever layer refused (the HTTP layer, a command, the chain side); undefined for a fault. */
+export function refusalOf(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (error instanceof Rejected) return fromRejected(error);
+  if (error instanceof ChainError) return fromRejected(new Rejected(error.code, error.message, error.rejection.details, error.retryAfterSeconds));
+  return undefined;
 }
 
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);

@@ -2,10 +2,9 @@ import type { Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import Redis from 'ioredis';
 import { bodyValidator, queryValidator, type Validator } from '@svc/contracts';
-import { Rejected } from '@svc/domain';
 import { idempotencyRequestHash, idempotentIds, isIdempotencyKey } from '@svc/vault';
 import type { Services } from '../services';
-import { ApiError, databaseUnavailable, fromRejected, isDatabaseUnavailable, unauthorized } from './errors';
+import { ApiError, databaseUnavailable, isDatabaseUnavailable, refusalOf, unauthorized } from './errors';
 import { newUlid } from './ids';
 import { takesIdempotencyKey, withoutSecrets, type RouteResult, type RouteSpec } from './route';
 
@@ -159,7 +158,7 @@ export class Pipeline {
       return await this.run(call);
     } catch (error) {
       // A database that does not answer is not a fault of this request: 503 with Retry-After, never 500.
-      if (!(error instanceof ApiError) && !(error instanceof Rejected) && isDatabaseUnavailable(error)) throw databaseUnavailable();
+      if (!refusalOf(error) && isDatabaseUnavailable(error)) throw databaseUnavailable();
       throw error;
     }
   }
@@ -305,7 +304,7 @@ async function holdIdempotencyKey(services: Services, call: Call, scope: string,
     completed,
     abandon,
     async failed(error) {
-      const refusal = error instanceof ApiError ? error : error instanceof Rejected ? fromRejected(error) : undefined;
+      const refusal = refusalOf(error);
       if (refusal && refusal.status < 500) return completed(refusal.status, envelope(refusal), refusal.headers);
       // A fault may come after the request took effect: the retry takes over as a resumed attempt, with the
       // same ids, and finds what this one wrote.

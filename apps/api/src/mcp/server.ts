@@ -10,9 +10,8 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { unstorableText } from '@svc/contracts';
-import { Rejected } from '@svc/domain';
 import { presentedKey } from '../http/credentials';
-import { ApiError, fromRejected } from '../http/errors';
+import { ApiError, refusalOf } from '../http/errors';
 import { envelope, type Outcome } from '../http/pipeline';
 import type { RouteInput, RouteResult, RouteSpec } from '../http/route';
 import { INTERFACE_VERSION } from '../openapi';
@@ -159,8 +158,8 @@ export async function serveMcp(profile: McpProfile, routes: RouteSpec[], input: 
       });
       return resultOf(outcome);
     } catch (error) {
-      if (error instanceof ApiError) return toolError(error);
-      if (error instanceof Rejected) return toolError(fromRejected(error));
+      const refusal = refusalOf(error);
+      if (refusal) return toolError(refusal);
       const id = (req as { id?: string }).id ?? 'unknown';
       services.log.error({ err: error, reqId: id, tool: tool.name }, 'tool call failed');
       return toolError(new ApiError(500, 'internal', `internal error; quote request id ${id} when reporting it`, { request_id: id }));

@@ -6,7 +6,7 @@ import {
   type Connection,
   type TransactionInstruction,
 } from '@solana/web3.js';
-import { Rejected } from '@svc/domain';
+import { ChainError } from '../errors';
 
 /** Jupiter's Swap API v1 quote, as it answers (amounts are strings of base units). */
 export interface AggregatorQuote {
@@ -80,7 +80,7 @@ export class Aggregator {
     try {
       response = await this.fetchImpl(`${this.baseUrl}${path}`, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
     } catch (error) {
-      throw new Rejected('unavailable', `the aggregator at ${new URL(this.baseUrl).host} could not be reached (${(error as Error).message}); nothing was sent`, {}, 5);
+      throw ChainError.refusal('unavailable', `the aggregator at ${new URL(this.baseUrl).host} could not be reached (${(error as Error).message}); nothing was sent`, {}, 5);
     }
     const text = await response.text();
     let json: unknown;
@@ -91,10 +91,10 @@ export class Aggregator {
     }
     if (response.ok && json !== undefined) return json;
     if (response.status >= 500 || response.status === 429 || json === undefined) {
-      throw new Rejected('unavailable', `the aggregator answered ${response.status}; nothing was sent, try again`, {}, 5);
+      throw ChainError.refusal('unavailable', `the aggregator answered ${response.status}; nothing was sent, try again`, {}, 5);
     }
     const error = json as { error?: string; errorCode?: string };
-    throw new Rejected('invalid_request', `the aggregator found no trade: ${error.error ?? `status ${response.status}`}`, {
+    throw ChainError.refusal('invalid_request', `the aggregator found no trade: ${error.error ?? `status ${response.status}`}`, {
       aggregator_code: error.errorCode ?? null,
     });
   }

@@ -11,7 +11,8 @@ import {
   holderRewardsPda,
   type Shareholder,
 } from '@pump-fun/pump-sdk';
-import { asExactIn, curveBuyExactSolInData, minOut, priorityInstructions } from './trade';
+import { asExactIn, curveBuyExactSolInData } from './pump';
+import { minOut, priorityInstructions } from './venue';
 
 export interface DeployRequest {
   mint: PublicKey;

@@ -22,9 +22,9 @@ import {
   type SharingConfig,
 } from '@pump-fun/pump-sdk';
 import { PUMP_AMM_SDK, coinCreatorVaultAtaPda, coinCreatorVaultAuthorityPda, type Pool } from '@pump-fun/pump-swap-sdk';
-import { Rejected } from '@svc/domain';
+import { ChainError } from '../errors';
 import { isRpcUnreachable } from '../errors';
-import { withReference } from '../handout';
+import { withReference } from '../transactions';
 import { decodeMint } from './market';
 import { readAccounts } from './marketState';
 import { PACKET_DATA_SIZE } from './lookupTable';
@@ -63,7 +63,7 @@ export async function readCoinSharing(connection: Connection, mint: PublicKey): 
   const sharingConfig = feeSharingConfigPda(mint);
   const poolAddress = canonicalPumpPoolPda(mint);
   const [mintInfo, curveInfo, configInfo, poolInfo] = await connection.getMultipleAccountsInfo([mint, bondingCurvePda(mint), sharingConfig, poolAddress], 'confirmed');
-  if (!decodeMint(mint, mintInfo)) throw new Rejected('unknown_mint', `${mint.toBase58()} is not a token mint on this chain`, { mint: mint.toBase58() });
+  if (!decodeMint(mint, mintInfo)) throw ChainError.refusal('unknown_mint', `${mint.toBase58()} is not a token mint on this chain`, { mint: mint.toBase58() });
   return {
     mint,
     curve: curveInfo ? PUMP_SDK.decodeBondingCurveNullable(curveInfo) : null,
@@ -240,7 +240,7 @@ export async function distributeInstructions(connection: Connection, mint: Publi
     return (await new OnlinePumpSdk(connection).buildDistributeCreatorFeesInstructions(mint)).instructions;
   } catch (error) {
     if (isRpcUnreachable(error)) throw error;
-    throw new Rejected('unavailable', `pump's distribution of ${mint.toBase58()} could not be built (${(error as Error).message}); nothing was sent, try again`, { mint: mint.toBase58() }, 5);
+    throw ChainError.refusal('unavailable', `pump's distribution of ${mint.toBase58()} could not be built (${(error as Error).message}); nothing was sent, try again`, { mint: mint.toBase58() }, 5);
   }
 }
 

@@ -1,61 +1,17 @@
 import { PublicKey, type AccountInfo, type Connection } from '@solana/web3.js';
-import { NATIVE_MINT, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID, AccountLayout, MINT_SIZE, MintLayout, getAssociatedTokenAddressSync, unpackMint, type RawMint } from '@solana/spl-token';
-import { GLOBAL_PDA, PUMP_FEE_CONFIG_PDA, PUMP_SDK, bondingCurvePda, canonicalPumpPoolPda, type BondingCurve, type FeeConfig, type Global } from '@pump-fun/pump-sdk';
+import { NATIVE_MINT, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID, AccountLayout, MINT_SIZE, MintLayout, getAssociatedTokenAddressSync, unpackMint } from '@solana/spl-token';
+import { GLOBAL_PDA, PUMP_FEE_CONFIG_PDA, PUMP_SDK, bondingCurvePda, canonicalPumpPoolPda } from '@pump-fun/pump-sdk';
 import { GLOBAL_CONFIG_PDA, PUMP_AMM_FEE_CONFIG_PDA, PUMP_AMM_SDK, type SwapSolanaState } from '@pump-fun/pump-swap-sdk';
 import BN from 'bn.js';
-import { Rejected } from '@svc/domain';
+import { ChainError } from '../errors';
 import { TOKEN_PROGRAMS } from '../tokens';
+import type { Aggregator } from './aggregator';
+import { AggregatorVenue } from './jupiter';
+import { CurveVenue } from './pump';
+import { PoolVenue } from './pumpAmm';
+import type { MintState, Venue } from './venue';
 
-export type VenueName = 'pump' | 'pump-amm' | 'jupiter';
-
-/** A mint as the chain holds it now. */
-export interface MintState {
-  address: PublicKey;
-  tokenProgram: PublicKey;
-  decimals: number;
-  supply: bigint;
-  /** The mint's base layout decoded, which the PumpSwap SDK prices with. */
-  raw: RawMint;
-}
-
-/** A coin on its pump bonding curve. */
-export interface CurveMarket {
-  venue: 'pump';
-  mint: MintState;
-  bondingCurve: PublicKey;
-  curveInfo: AccountInfo<Buffer>;
-  curve: BondingCurve;
-  global: Global;
-  feeConfig: FeeConfig | null;
-  /** The user's associated token account of the mint, when one was asked about (null: it does not exist). */
-  userTokenAccount: AccountInfo<Buffer> | null;
-  /** The user's SOL, read in the same batch. */
-  userLamports: bigint;
-}
-
-/** A graduated coin, traded in its canonical PumpSwap pool. */
-export interface PoolMarket {
-  venue: 'pump-amm';
-  mint: MintState;
-  pool: PublicKey;
-  /** Everything the PumpSwap SDK needs to price and build a swap for `user`. */
-  state: SwapSolanaState;
-  /** The completed curve it graduated from, when there was one. */
-  curve: BondingCurve | null;
-  userLamports: bigint;
-}
-
-/** Any other mint: routed through the aggregator. */
-export interface AggregatorMarket {
-  venue: 'jupiter';
-  mint: MintState;
-  curve: BondingCurve | null;
-  userLamports: bigint;
-}
-
-export type Market = CurveMarket | PoolMarket | AggregatorMarket;
-
-const unknownMint = (mint: PublicKey) => new Rejected('unknown_mint', `${mint.toBase58()} is not a token mint on this chain`, { mint: mint.toBase58() });
+const unknownMint = (mint: PublicKey) => ChainError.refusal('unknown_mint', `${mint.toBase58()} is not a token mint on this chain`, { mint: mint.toBase58() });
 
 /** A mint account decoded, or undefined when `info` is not an initialized mint of either token program. */
 export function decodeMint(address: PublicKey, info: AccountInfo<Buffer> | null): MintState | undefined {
@@ -73,9 +29,10 @@ export function decodeMint(address: PublicKey, info: AccountInfo<Buffer> | null)
 /**
  * Which venue trades `mint` right now, with the state its SDK needs, read in one batched call (two for a
  * graduated coin, whose pool names its token accounts): the pump curve while the coin is on it, its canonical
- * PumpSwap pool once it graduated, the aggregator for everything else. 404 unknown_mint when it is no mint.
+ * PumpSwap pool once it graduated, the aggregator for everything else. This is the one place that chooses.
+ * 404 unknown_mint when it is no mint.
  */
-export async function readMarket(connection: Connection, mint: PublicKey, user: PublicKey = PublicKey.default): Promise<Market> {
+export async function readMarket(connection: Connection, aggregator: Aggregator, mint: PublicKey, user: PublicKey = PublicKey.default): Promise<Venue> {
   const curveAddress = bondingCurvePda(mint);
   const poolAddress = canonicalPumpPoolPda(mint);
   const userAccounts = [getAssociatedTokenAddressSync(mint, user, true, TOKEN_2022_PROGRAM_ID), getAssociatedTokenAddressSync(mint, user, true, TOKEN_PROGRAM_ID)];
@@ -88,8 +45,7 @@ export async function readMarket(connection: Connection, mint: PublicKey, user: 
   if (!state) throw unknownMint(mint);
   const curve = curveInfo ? PUMP_SDK.decodeBondingCurveNullable(curveInfo) : null;
   if (curve && curveInfo && !curve.complete && globalInfo) {
-    return {
-      venue: 'pump',
+    return new CurveVenue(connection, {
       mint: state,
       bondingCurve: curveAddress,
       curveInfo,
@@ -98,10 +54,10 @@ export async function readMarket(connection: Connection, mint: PublicKey, user: 
       feeConfig: feeConfigInfo ? decodeFeeConfig(feeConfigInfo) : null,
       userTokenAccount: state.tokenProgram.equals(TOKEN_2022_PROGRAM_ID) ? user2022 : userLegacy,
       userLamports,
-    };
+    });
   }
-  if (poolInfo) return { venue: 'pump-amm', mint: state, pool: poolAddress, state: await poolState(connection, poolAddress, poolInfo, state, user), curve, userLamports };
-  return { venue: 'jupiter', mint: state, curve, userLamports };
+  if (poolInfo) return new PoolVenue({ mint: state, pool: poolAddress, swap: await poolState(connection, poolAddress, poolInfo, state, user), curve, userLamports });
+  return new AggregatorVenue(connection, aggregator, state, curve, userLamports);
 }
 
 /**

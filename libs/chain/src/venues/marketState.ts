@@ -3,7 +3,8 @@ import { AccountLayout, NATIVE_MINT } from '@solana/spl-token';
 import { GLOBAL_PDA, PUMP_SDK, bondingCurvePda, canonicalPumpPoolPda, type BondingCurve, type Global } from '@pump-fun/pump-sdk';
 import { PUMP_AMM_SDK } from '@pump-fun/pump-swap-sdk';
 import { rawToUi } from '../tokens';
-import { decodeMint, type MintState, type VenueName } from './market';
+import { decodeMint } from './market';
+import type { MintState, VenueName } from './venue';
 
 /** getMultipleAccountsInfo takes at most 100 keys a call. */
 export const ACCOUNTS_PER_CALL = 100;

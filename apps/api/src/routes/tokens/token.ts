@@ -1,4 +1,4 @@
-import { rpcUnavailable } from '@svc/chain';
+import { rpcUnavailable } from '@svc/actions';
 import { tokenIntelResponse, tokenParams } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
 import { posts, tokens } from '@svc/projections';

@@ -1,5 +1,6 @@
 import { PublicKey, SolanaJSONRPCError } from '@solana/web3.js';
-import { WRAPPED_SOL_MINT, isRpcUnreachable, lamportsToSol, rpcUnavailable, walletHoldings, type WalletHoldings } from '@svc/chain';
+import { rpcUnavailable } from '@svc/actions';
+import { WRAPPED_SOL_MINT, isRpcUnreachable, lamportsToSol, walletHoldings, type WalletHoldings } from '@svc/chain';
 import { walletResponse } from '@svc/contracts';
 import { unauthorized } from '../../http/errors';
 import { defineRoute } from '../../http/route';
