@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { InProcessBus, PROJECTED_CHANNEL } from '@svc/bus';
-import { projections, readModelMigrations } from '@svc/projections';
+import { entries, projections, readModelMigrations } from '@svc/projections';
 import { migrate, openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { DoorbellStore } from '@svc/vault';
 import { startDoorbellWorker, type RunningDoorbellWorker } from '@svc/app-workers';
@@ -21,7 +21,7 @@ describe('doorbells on the embedded database (PGlite)', () => {
   beforeAll(async () => {
     database = await openDatabase({ dataDir: tempDir('doorbell-pglite') });
     await migrate(database.db, 'rm', readModelMigrations(projections));
-    store = await new DoorbellStore(database, randomBytes(32), 'rm').init();
+    store = await new DoorbellStore(database, randomBytes(32), entries.inSchema('rm')).init();
     receiver = await DoorbellReceiver.start();
     worker = await startDoorbellWorker({ store, bus, log: pino({ level: 'silent' }), allowLoopback: true, caFile: receiver.caFile, pollMs: 60_000, backoffBaseMs: 10, backoffMaxMs: 20 });
   }, 60_000);

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { InProcessBus, PROJECTED_CHANNEL } from '@svc/bus';
 import { kindOf } from '@svc/domain';
-import { projections, readModelMigrations } from '@svc/projections';
+import { entries, projections, readModelMigrations } from '@svc/projections';
 import { migrate, openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { DoorbellStore, MUTE_AFTER_FAILURES, doorbellMigrations } from '@svc/vault';
 import { REFUSED_ADDRESS_ERROR, startDoorbellWorker, type DoorbellWorkerTuning, type RunningDoorbellWorker } from '@svc/app-workers';
@@ -110,7 +110,7 @@ describe('doorbell delivery against PostgreSQL and a real HTTPS receiver', () =>
     db = await freshDatabase('doorbell_int');
     database = await openDatabase({ url: db.url, dataDir: tempDir('doorbell-int') });
     await migrate(database.db, 'rm', readModelMigrations(projections));
-    store = await new DoorbellStore(database, MASTER_KEY, 'rm').init();
+    store = await new DoorbellStore(database, MASTER_KEY, entries.inSchema('rm')).init();
     receiver = await DoorbellReceiver.start();
     bus = new InProcessBus();
   }, 30_000);
@@ -459,7 +459,7 @@ describe('doorbell delivery against PostgreSQL and a real HTTPS receiver', () =>
           from generate_series(1, 1200) as n`.execute(database.db);
       expect(await columnsHolding([token])).toEqual([`${legacy}.doorbells.url`]);
 
-      const [first, second] = await Promise.all([1, 2].map(() => new DoorbellStore(database, MASTER_KEY, 'rm', legacy).init()));
+      const [first, second] = await Promise.all([1, 2].map(() => new DoorbellStore(database, MASTER_KEY, entries.inSchema('rm'), legacy).init()));
       expect(await columnsHolding([token])).toEqual([]);
       const columns = await sql<{ column_name: string; is_nullable: string }>`
         select column_name, is_nullable from information_schema.columns where table_schema = ${legacy} and table_name = 'doorbells' and column_name like 'url%'
@@ -480,7 +480,7 @@ describe('doorbell delivery against PostgreSQL and a real HTTPS receiver', () =>
       expect(receiver.on(path)[0]!.json.seq).toBe(postSeq);
 
       // A later start finds nothing left to seal.
-      await new DoorbellStore(database, MASTER_KEY, 'rm', legacy).init();
+      await new DoorbellStore(database, MASTER_KEY, entries.inSchema('rm'), legacy).init();
       expect((await first!.list(AGENT)).map((d) => d.url)).toEqual([url]);
     } finally {
       await stopWorkers();

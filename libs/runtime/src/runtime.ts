@@ -6,6 +6,7 @@ import { DeployLookupTable, SolanaChain, keypairFromSecret, rememberProgramAddre
 import type { Config } from '@svc/config';
 import { isReservedHandle, ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { Attestor, HeadReader, LEDGER_STREAM, LedgerWriter, PostgresEventStore, SnapshotStore, type EventStore } from '@svc/ledger';
+import { entries } from '@svc/projections';
 import { Liveness, type SqlDatabase } from '@svc/readmodel';
 import { ChainOutbox, DoorbellStore, MediaStore, ServiceWallets, Vault, loadMasterKey } from '@svc/vault';
 import { buildDecisionStateInWorker } from './stateBuildThread';
@@ -127,7 +128,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
     });
     vault = await new Vault(database, master.key, 'vault', { liveness, idempotency: options.clock ? { now: options.clock } : {} }).init();
     chainOutbox = await new ChainOutbox(database, 'vault', liveness).init();
-    doorbells = await new DoorbellStore(database, master.key, config.readModelSchema).init();
+    doorbells = await new DoorbellStore(database, master.key, entries.inSchema(config.readModelSchema)).init();
     media = await new MediaStore(database).init();
     serviceWallets = await new ServiceWallets(database, master.key).init();
   } catch (error) {

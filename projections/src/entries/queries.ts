@@ -62,3 +62,37 @@ export async function entryCreating(
     .execute();
   return rows.map(parse).find((entry) => (entry.data as Record<string, unknown>)[find.field] === find.id);
 }
+
+/**
+ * The seq and kind of the entries after `afterSeq` in ledger order, at most `limit`, of `kinds` when given.
+ * A query, not its rows: the doorbell fan-out makes it part of its own INSERT ... SELECT, one statement.
+ */
+export function kindsAfter(db: Kysely<any>, schema: string, afterSeq: number, options: { limit: number; kinds?: readonly string[] }) {
+  let query = db.selectFrom(`${schema}.entries`).select(['seq', 'kind']).where('seq', '>', afterSeq).orderBy('seq').limit(options.limit);
+  if (options.kinds) query = query.where('kind', 'in', options.kinds);
+  return query;
+}
+
+/** The highest seq projected; undefined while none is. */
+export async function lastSeq(db: Kysely<any>, schema: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom(`${schema}.entries`)
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .executeTakeFirst();
+  return row?.seq === null || row?.seq === undefined ? undefined : Number(row.seq);
+}
+
+/** Those of `seqs` that are projected, in ledger order. */
+export async function entriesAt(db: Kysely<any>, schema: string, seqs: readonly number[]): Promise<ServedEntry[]> {
+  if (seqs.length === 0) return [];
+  return (await db.selectFrom(`${schema}.entries`).select(['body', 'kind']).where('seq', 'in', seqs).orderBy('seq').execute()).map(parse);
+}
+
+/** These queries over the read model in `schema`: what the doorbells read of the ledger (libs/vault's `ProjectedEntries`). */
+export function inSchema(schema: string) {
+  return {
+    kindsAfter: (db: Kysely<any>, afterSeq: number, options: { limit: number; kinds?: readonly string[] }) => kindsAfter(db, schema, afterSeq, options),
+    lastSeq: (db: Kysely<any>) => lastSeq(db, schema),
+    at: (db: Kysely<any>, seqs: readonly number[]) => entriesAt(db, schema, seqs),
+  };
+}
