@@ -6,6 +6,25 @@ import { ChainError } from '../errors';
 import { asExactIn, big, bn, closeAccountInstructions, tooSmall } from './pump';
 import { FIRST_TRADE_RENT, TRADE_UNITS, impactPct, minOut, priorityInstructions, type MintState, type TradeBuild, type TradeOptions, type TradeQuote, type TradeSide, type Venue } from './venue';
 
+/** The swap SDK's pricing inputs (buyQuoteInput, sellBaseInput, ...), all read from a pool's SwapSolanaState. */
+export function swapPricing(s: SwapSolanaState) {
+  return {
+    slippage: 0,
+    baseReserve: s.poolBaseAmount,
+    quoteReserve: s.poolQuoteAmount,
+    virtualQuoteReserves: s.pool.virtualQuoteReserves,
+    globalConfig: s.globalConfig,
+    baseMintAccount: s.baseMintAccount,
+    baseMint: s.baseMint,
+    coinCreator: s.pool.coinCreator,
+    creator: s.pool.creator,
+    feeConfig: s.feeConfig,
+    quoteMint: s.pool.quoteMint,
+    isMayhemMode: s.pool.isMayhemMode,
+    creatorFeeBps: s.pool.creatorFeeBps,
+  };
+}
+
 /** A graduated coin's canonical PumpSwap pool as read for a user. */
 export interface PoolState {
   mint: MintState;
@@ -40,22 +59,7 @@ export class PoolVenue implements Venue {
   }
 
   private inputs() {
-    const s = this.state.swap;
-    return {
-      slippage: 0,
-      baseReserve: s.poolBaseAmount,
-      quoteReserve: s.poolQuoteAmount,
-      virtualQuoteReserves: s.pool.virtualQuoteReserves,
-      globalConfig: s.globalConfig,
-      baseMintAccount: s.baseMintAccount,
-      baseMint: s.baseMint,
-      coinCreator: s.pool.coinCreator,
-      creator: s.pool.creator,
-      feeConfig: s.feeConfig,
-      quoteMint: s.pool.quoteMint,
-      isMayhemMode: s.pool.isMayhemMode,
-      creatorFeeBps: s.pool.creatorFeeBps,
-    };
+    return swapPricing(this.state.swap);
   }
 
   private effectiveQuote(): number {
