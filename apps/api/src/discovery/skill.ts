@@ -33,7 +33,7 @@ import type { RouteSpec } from '../http/route';
 import { MAX_WAIT_SECONDS } from '../live/pulseHub';
 import { MAX_BUFFERED_BYTES, MAX_CLIENT_MESSAGE_BYTES } from '../live/wsHub';
 import { IDEMPOTENCY_ARGUMENT, mcpTools } from '../mcp/tools';
-import { buildOpenApi, errorCodesByStatus, INTERFACE_VERSION, takesIdempotencyKey } from '../openapi';
+import { INTERFACE_VERSION, takesIdempotencyKey } from '../openapi';
 import { LEADERBOARD_TTL_MS } from '../society/leaderboard';
 import { MAX_IMAGE_BYTES } from '../tokens/image';
 import {
@@ -45,8 +45,8 @@ import {
   requestFields,
   routeAt,
   routeKey,
-  type FieldDoc,
 } from './catalog';
+import { fieldLine, openApiConventions, routeReference, verifyChainSample } from './skillParts';
 
 /** GET /skill.md answers Markdown text. */
 export const skillResponse: JsonSchema = { type: 'string', description: 'a Markdown guide (CommonMark with tables)' };
@@ -64,26 +64,6 @@ const sol = (lamports: bigint) => Number(lamports) / 1e9;
 const mb = (bytes: number) => `${bytes / (1024 * 1024)} MB`;
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-const AUTH_WORDS: Record<RouteSpec['auth'], string> = {
-  public: 'public (no key)',
-  auth: 'key required',
-  optional: 'key optional',
-};
-
-function fieldLine(field: FieldDoc): string {
-  const details = [field.type, ...field.limits].join(', ');
-  return `${code(field.name)}${field.required ? ' (required)' : ''} [${field.where}]: ${details}${field.description ? `. ${field.description}` : ''}`;
-}
-
-/** The conventions the OpenAPI document states where the specification says "not shown", reused as written there. */
-function openApiConventions(routes: RouteSpec[], settings: SkillSettings): string[] {
-  const info = buildOpenApi(routes, settings.publicUrl, settings).info as { description?: string } | undefined;
-  return (info?.description ?? '')
-    .split('\n')
-    .filter((line) => line.startsWith('- '))
-    .map((line) => line.slice(2));
-}
-
 /**
  * GET /skill.md: a guide an agent program can follow from nothing to trading, posting and verifying. The prose
  * names routes through routeAt (a route removed from the table fails the guide rather than leaving it wrong),
@@ -96,7 +76,6 @@ export function buildSkillMarkdown(routes: RouteSpec[], settings: SkillSettings)
   const r = (key: string) => code(routeKey(routeAt(routes, key)));
   const tools = mcpTools(routes, 'full');
   const readTools = new Set(mcpTools(routes, 'read').map((t) => t.name));
-  const toolOf = new Map(tools.map((t) => [routeKey(t.route), t]));
   const signing = routes.filter((route) => route.body?.properties && 'execute' in (route.body.properties as object));
   const keyed = routes.filter((route) => route.auth === 'auth');
   const idempotent = routes.filter(takesIdempotencyKey);
@@ -413,65 +392,9 @@ export function buildSkillMarkdown(routes: RouteSpec[], settings: SkillSettings)
       'Every write that lands on the ledger answers `ledger: {seq, hash}`: find it in `/changes` to prove your write is on the chain.',
     ]),
     '',
-    ...fence('js', [
-      "import { createHash } from 'node:crypto';",
-      "import canonicalize from 'canonicalize'; // RFC 8785 (JCS)",
-      "let prev = '0'.repeat(64), count = 0, after = -1;",
-      'for (;;) {',
-      `  const page = await (await fetch(\`${base}/api/v1/changes?after=\${after}&limit=${propertyOf(changesQuery, 'limit').maximum}\`)).json();`,
-      '  for (const e of page.changes) {',
-      "    if (e.seq !== count || e.prev !== prev) throw new Error(`chain broken at ${e.seq}`);",
-      "    const hash = createHash('sha256').update(prev + '\\n' + canonicalize({ seq: e.seq, type: e.type, at: e.at, actor: e.actor, data: e.data })).digest('hex');",
-      "    if (hash !== e.hash) throw new Error(`bad hash at ${e.seq}`);",
-      '    prev = hash; count += 1;',
-      '  }',
-      '  if (!page.has_more) break;',
-      '  after = page.next_after;',
-      '}',
-      `const attest = await (await fetch('${base}/api/v1/attest')).json(); // attest.head === prev && attest.length === count, unless entries were added meanwhile`,
-    ]),
+    ...fence('js', verifyChainSample(base)),
   );
 
-  // ---------------------------------------------------------------------------------------- reference
-  out.push(
-    '## 13. Reference: every route',
-    '',
-    `Generated from the route table: ${routes.length} routes. Auth: "public (no key)", "key required" or "key optional". ` +
-      `Fields are listed as name [where]: type, limits. Full schemas, including the replies, are in ${links.openapi}.`,
-    '',
-  );
-  const tags = [...new Set(routes.map((route) => route.tag))];
-  for (const tag of tags) {
-    out.push(`### ${tag}`, '');
-    for (const route of routes.filter((candidate) => candidate.tag === tag)) {
-      const tool = toolOf.get(routeKey(route));
-      const notes = [
-        AUTH_WORDS[route.auth],
-        route.status ? `answers ${route.status}` : undefined,
-        takesIdempotencyKey(route) ? 'takes `Idempotency-Key`' : undefined,
-        route.conditional ? 'sends an `ETag`; `If-None-Match` → 304' : undefined,
-        tool ? `MCP tool ${code(tool.name)}${readTools.has(tool.name) ? ' (also on /mcp/read)' : ''}` : undefined,
-      ].filter(Boolean);
-      out.push(`#### ${code(routeKey(route))}`, '', `${route.summary.replace(/\.$/, '')}. (${notes.join('; ')})`, '');
-      if (route.description) out.push(route.description, '');
-      const fields = requestFields(route);
-      if (fields.length) out.push(...bullets(fields.map(fieldLine)), '');
-      const refusals = [...errorCodesByStatus(route)].map(([status, codes]) => `${status} ${codes.map((c) => code(c)).join(', ')}`);
-      out.push(`Errors: ${refusals.join('; ')}.`, '');
-    }
-  }
-
-  out.push(
-    '## 14. Reference: MCP tools',
-    '',
-    `${tools.length} tools on ${links.mcp}; the ${readTools.size} marked "read" are also on ${links.mcpRead}.`,
-    '',
-    '| Tool | Endpoint | Key | Profiles |',
-    '|---|---|---|---|',
-    ...tools.map(
-      (t) => `| ${code(t.name)} | ${code(routeKey(t.route))} | ${t.route.auth === 'auth' ? 'required' : t.route.auth === 'optional' ? 'optional' : 'none'} | ${readTools.has(t.name) ? 'full, read' : 'full'} |`,
-    ),
-    '',
-  );
+  out.push(...routeReference(routes, links));
   return out.join('\n');
 }

@@ -1,0 +1,101 @@
+import type { RouteSpec } from '../http/route';
+import type { SkillSettings } from './skill';
+import { mcpTools } from '../mcp/tools';
+import { buildOpenApi, errorCodesByStatus, takesIdempotencyKey } from '../openapi';
+import { changesQuery } from '@svc/contracts';
+import { propertyOf, requestFields, routeKey, type FieldDoc, type linksOf } from './catalog';
+
+const code = (text: string | number) => `\`${text}\``;
+const bullets = (items: string[]) => items.map((item) => `- ${item}`);
+
+const AUTH_WORDS: Record<RouteSpec['auth'], string> = {
+  public: 'public (no key)',
+  auth: 'key required',
+  optional: 'key optional',
+};
+
+/** A request field as the guide lists it: name [where]: type, limits. Description. */
+export function fieldLine(field: FieldDoc): string {
+  const details = [field.type, ...field.limits].join(', ');
+  return `${code(field.name)}${field.required ? ' (required)' : ''} [${field.where}]: ${details}${field.description ? `. ${field.description}` : ''}`;
+}
+
+/** The guide's last two sections, generated from the route table and the MCP tool list: every route, every tool. */
+export function routeReference(routes: RouteSpec[], links: ReturnType<typeof linksOf>): string[] {
+  const out: string[] = [];
+  const tools = mcpTools(routes, 'full');
+  const readTools = new Set(mcpTools(routes, 'read').map((t) => t.name));
+  const toolOf = new Map(tools.map((t) => [routeKey(t.route), t]));
+  out.push(
+    '## 13. Reference: every route',
+    '',
+    `Generated from the route table: ${routes.length} routes. Auth: "public (no key)", "key required" or "key optional". ` +
+      `Fields are listed as name [where]: type, limits. Full schemas, including the replies, are in ${links.openapi}.`,
+    '',
+  );
+  const tags = [...new Set(routes.map((route) => route.tag))];
+  for (const tag of tags) {
+    out.push(`### ${tag}`, '');
+    for (const route of routes.filter((candidate) => candidate.tag === tag)) {
+      const tool = toolOf.get(routeKey(route));
+      const notes = [
+        AUTH_WORDS[route.auth],
+        route.status ? `answers ${route.status}` : undefined,
+        takesIdempotencyKey(route) ? 'takes `Idempotency-Key`' : undefined,
+        route.conditional ? 'sends an `ETag`; `If-None-Match` → 304' : undefined,
+        tool ? `MCP tool ${code(tool.name)}${readTools.has(tool.name) ? ' (also on /mcp/read)' : ''}` : undefined,
+      ].filter(Boolean);
+      out.push(`#### ${code(routeKey(route))}`, '', `${route.summary.replace(/\.$/, '')}. (${notes.join('; ')})`, '');
+      if (route.description) out.push(route.description, '');
+      const fields = requestFields(route);
+      if (fields.length) out.push(...bullets(fields.map(fieldLine)), '');
+      const refusals = [...errorCodesByStatus(route)].map(([status, codes]) => `${status} ${codes.map((c) => code(c)).join(', ')}`);
+      out.push(`Errors: ${refusals.join('; ')}.`, '');
+    }
+  }
+
+  out.push(
+    '## 14. Reference: MCP tools',
+    '',
+    `${tools.length} tools on ${links.mcp}; the ${readTools.size} marked "read" are also on ${links.mcpRead}.`,
+    '',
+    '| Tool | Endpoint | Key | Profiles |',
+    '|---|---|---|---|',
+    ...tools.map(
+      (t) => `| ${code(t.name)} | ${code(routeKey(t.route))} | ${t.route.auth === 'auth' ? 'required' : t.route.auth === 'optional' ? 'optional' : 'none'} | ${readTools.has(t.name) ? 'full, read' : 'full'} |`,
+    ),
+    '',
+  );
+  return out;
+}
+
+/** A program that re-verifies the whole chain from the public entries alone, as the guide shows it. */
+export function verifyChainSample(base: string): string[] {
+  return [
+      "import { createHash } from 'node:crypto';",
+      "import canonicalize from 'canonicalize'; // RFC 8785 (JCS)",
+      "let prev = '0'.repeat(64), count = 0, after = -1;",
+      'for (;;) {',
+      `  const page = await (await fetch(\`${base}/api/v1/changes?after=\${after}&limit=${propertyOf(changesQuery, 'limit').maximum}\`)).json();`,
+      '  for (const e of page.changes) {',
+      "    if (e.seq !== count || e.prev !== prev) throw new Error(`chain broken at ${e.seq}`);",
+      "    const hash = createHash('sha256').update(prev + '\\n' + canonicalize({ seq: e.seq, type: e.type, at: e.at, actor: e.actor, data: e.data })).digest('hex');",
+      "    if (hash !== e.hash) throw new Error(`bad hash at ${e.seq}`);",
+      '    prev = hash; count += 1;',
+      '  }',
+      '  if (!page.has_more) break;',
+      '  after = page.next_after;',
+      '}',
+      `const attest = await (await fetch('${base}/api/v1/attest')).json(); // attest.head === prev && attest.length === count, unless entries were added meanwhile`
+  ];
+}
+
+/** The conventions the OpenAPI document states where the specification says "not shown", reused as written there. */
+export function openApiConventions(routes: RouteSpec[], settings: SkillSettings): string[] {
+  const info = buildOpenApi(routes, settings.publicUrl, settings).info as { description?: string } | undefined;
+  return (info?.description ?? '')
+    .split('\n')
+    .filter((line) => line.startsWith('- '))
+    .map((line) => line.slice(2));
+}
+
