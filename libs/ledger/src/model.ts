@@ -22,15 +22,19 @@ export interface Rejection {
 
 export type Decision = { ok: true; events: ProposedEvent[] } | { ok: false; rejection: Rejection };
 
-/** The whole-ledger decision model: pure decide, in-place evolve under the state's journal. */
-export interface LedgerModel<S, C> {
+/** What keeping decision state needs of the model: build it, evolve it, snapshot it. */
+export interface StateModel<S> {
   /** Bump when the state's shape changes, so an old snapshot is ignored rather than misread. */
   readonly snapshotVersion: number;
   initialState(): S;
   /** Applies an entry; writes go through the state's journal so a batch can be rolled back. */
   evolve(state: S, entry: LedgerEntry): void;
-  decide(command: C, state: S, now: number): Decision;
   journal(state: S): Journal;
   snapshot(state: S): unknown;
   restore(json: unknown): S;
+}
+
+/** The whole-ledger decision model: pure decide, in-place evolve under the state's journal. */
+export interface LedgerModel<S, C> extends StateModel<S> {
+  decide(command: C, state: S, now: number): Decision;
 }
