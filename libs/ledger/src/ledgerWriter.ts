@@ -8,10 +8,14 @@ import { LEDGER_STREAM } from './ledgerStream';
 import type { LedgerModel, Rejection } from './model';
 
 export type CommandOutcome = { ok: true; entries: LedgerEntry[] } | { ok: false; rejection: Rejection };
+/** An outcome decided at the true head, with what the reply needs from the state it was decided against. */
+export type HeadOutcome<R> = { ok: true; entries: LedgerEntry[]; seen: R } | { ok: false; rejection: Rejection };
 
-interface Pending<C> {
+interface Pending<C, R> {
   command: C;
-  resolve(outcome: CommandOutcome): void;
+  /** Whether the outcome carries what the model's `seen` reads (executeAtHead). */
+  withSeen: boolean;
+  resolve(outcome: HeadOutcome<R> | CommandOutcome): void;
   reject(error: unknown): void;
 }
 
@@ -26,6 +30,11 @@ export interface LedgerWriterOptions<S> {
 
 const MAX_CONFLICT_RETRIES = 50;
 const MAX_STORE_RETRIES = 3;
+/**
+ * The one refusal a newer head can overturn. What else a decider refuses on (a handle taken, a bounty
+ * closed, a cap reached) only grows with the ledger; what it did not find, another process may have appended.
+ */
+const NOT_FOUND = 'not_found';
 
 /**
  * The one writer of the `ledger` stream in this process. Commands queue up; each flush decides every
@@ -33,9 +42,9 @@ const MAX_STORE_RETRIES = 3;
  * (group commit). A revision conflict means another process appended first: roll back, catch up,
  * decide again. How the state is kept (whole in memory, or tiered) is its DecisionState's business.
  */
-export class LedgerWriter<S, C> {
+export class LedgerWriter<S, C, R = unknown> {
   private readonly decisions: DecisionState<S>;
-  private queue: Pending<C>[] = [];
+  private queue: Pending<C, R>[] = [];
   private flushing = false;
   /** Batches and catch-ups take turns: state is never evolved by two of them at once. */
   private exclusive: Promise<unknown> = Promise.resolve();
@@ -43,7 +52,7 @@ export class LedgerWriter<S, C> {
 
   constructor(
     private readonly store: EventStore,
-    private readonly model: LedgerModel<S, C>,
+    private readonly model: LedgerModel<S, C, R>,
     private readonly options: LedgerWriterOptions<S> = {},
   ) {
     this.decisions = (options.state ?? inMemoryState<S>())({ store, model, log: options.log });
@@ -89,8 +98,28 @@ export class LedgerWriter<S, C> {
   }
 
   execute(command: C): Promise<CommandOutcome> {
+    return this.enqueue(command, false);
+  }
+
+  /**
+   * Decides a command at the true ledger head and says what the reply needs from the state it was decided
+   * against. An append is always decided there (one after stale state conflicts and is decided again), but two
+   * answers touch no store and so may rest on this process's stale view: a `not_found` (another process may
+   * have appended the thing first) and "nothing to append" (another may have changed what this command
+   * repeats). Before giving either, the state is synced and the command decided once more.
+   */
+  async executeAtHead(command: C): Promise<HeadOutcome<R>> {
+    const outcome = await this.enqueue(command, true);
+    if (outcome.ok ? outcome.entries.length > 0 : outcome.rejection.code !== NOT_FOUND) return outcome;
+    await this.sync();
+    return this.enqueue(command, true);
+  }
+
+  private enqueue(command: C, withSeen: false): Promise<CommandOutcome>;
+  private enqueue(command: C, withSeen: true): Promise<HeadOutcome<R>>;
+  private enqueue(command: C, withSeen: boolean): Promise<HeadOutcome<R> | CommandOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ command, resolve, reject });
+      this.queue.push({ command, withSeen, resolve, reject });
       if (!this.flushing) void this.flush();
     });
   }
@@ -107,10 +136,10 @@ export class LedgerWriter<S, C> {
     }
   }
 
-  private async commitBatch(batch: Pending<C>[]): Promise<void> {
+  private async commitBatch(batch: Pending<C, R>[]): Promise<void> {
     const journal = this.model.journal(this.decisions.state);
     for (let attempt = 0; ; attempt++) {
-      let decided: Decided;
+      let decided: Decided<R>;
       try {
         decided = await this.decideAll(batch);
       } catch (error) {
@@ -157,11 +186,11 @@ export class LedgerWriter<S, C> {
    * the pass is rolled back, they are loaded in one query, and the batch is decided again, until a pass
    * reads only what memory holds.
    */
-  private async decideAll(batch: Pending<C>[]): Promise<Decided> {
+  private async decideAll(batch: Pending<C, R>[]): Promise<Decided<R>> {
     const journal = this.model.journal(this.decisions.state);
     for (;;) {
       journal.begin();
-      let pass: { result: Decided; cold: ColdRead[] };
+      let pass: { result: Decided<R>; cold: ColdRead[] };
       try {
         pass = journal.probing(() => this.decidePass(batch));
       } catch (error) {
@@ -174,9 +203,9 @@ export class LedgerWriter<S, C> {
     }
   }
 
-  private decidePass(batch: Pending<C>[]): Decided {
+  private decidePass(batch: Pending<C, R>[]): Decided<R> {
     const { state, head } = this.decisions;
-    const outcomes: CommandOutcome[] = [];
+    const outcomes: Array<HeadOutcome<R> | CommandOutcome> = [];
     const entries: LedgerEntry[] = [];
     const encoded: string[] = [];
     let prev = head.hash;
@@ -196,7 +225,7 @@ export class LedgerWriter<S, C> {
         mine.push(entry);
         prev = entry.hash;
       }
-      outcomes.push({ ok: true, entries: mine });
+      outcomes.push(pending.withSeen ? { ok: true, entries: mine, seen: this.model.seen(pending.command, state) } : { ok: true, entries: mine });
     }
     return { outcomes, entries, encoded, at };
   }
@@ -225,8 +254,8 @@ export class LedgerWriter<S, C> {
   }
 }
 
-interface Decided {
-  outcomes: CommandOutcome[];
+interface Decided<R> {
+  outcomes: Array<HeadOutcome<R> | CommandOutcome>;
   entries: LedgerEntry[];
   encoded: string[];
   at: number;

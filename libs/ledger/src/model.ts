@@ -34,7 +34,15 @@ export interface StateModel<S> {
   restore(json: unknown): S;
 }
 
-/** The whole-ledger decision model: pure decide, in-place evolve under the state's journal. */
-export interface LedgerModel<S, C> extends StateModel<S> {
+/**
+ * The whole-ledger decision model: pure decide, in-place evolve under the state's journal. `R` is what a reply
+ * needs from the state beside a command's own events (e.g. the actor's handle).
+ */
+export interface LedgerModel<S, C, R = unknown> extends StateModel<S> {
   decide(command: C, state: S, now: number): Decision;
+  /**
+   * What a reply to an accepted command needs from the state, as the command's own events left it: read in the
+   * same pass as the decision, so that a reply is built without reading the writer again after the append.
+   */
+  seen(command: C, state: S): R;
 }

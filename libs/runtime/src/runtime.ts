@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { createBus, type Bus } from '@svc/bus';
 import { ActionPipeline, DeployLookupTable, SolanaChain, keypairFromSecret, rememberProgramAddresses } from '@svc/chain';
 import type { Config } from '@svc/config';
-import { isReservedHandle, ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
+import { isReservedHandle, ledgerModel, type DecisionSeen, type LedgerCommand, type LedgerState } from '@svc/domain';
 import {
   Attestor,
   HeadReader,
@@ -31,7 +31,7 @@ export interface Runtime {
   /** The stored ledger head, one read shared by concurrent requests (read-your-writes). */
   ledgerHead: HeadReader;
   /** The one writer of the ledger in this process, its decision state kept at the head. */
-  writer: LedgerWriter<LedgerState, LedgerCommand>;
+  writer: LedgerWriter<LedgerState, LedgerCommand, DecisionSeen>;
   attestor: Attestor;
   vault: Vault;
   /** Every on-chain action: build, sign or hand out, send, confirm, record; its outbox settles what a crash left. */
@@ -95,7 +95,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
   const storage = await openStorage(config, options.applicationName ?? 'svc', { serving: true });
   const { database, store } = storage;
   const batchListeners: Array<(commands: number, entries: number) => void> = [];
-  let writer: LedgerWriter<LedgerState, LedgerCommand>;
+  let writer: LedgerWriter<LedgerState, LedgerCommand, DecisionSeen>;
   let snapshots: SnapshotStore;
   let vault: Vault;
   let chainOutbox: ChainOutbox;
