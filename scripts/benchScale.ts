@@ -16,7 +16,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { ledgerModel } from '@svc/domain';
-import { LEDGER_STREAM, LedgerWriter, PostgresEventStore, SnapshotStore } from '@svc/ledger';
+import { LEDGER_STREAM, LedgerWriter, PostgresEventStore, SnapshotStore, inMemoryState } from '@svc/ledger';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { REDIS_URL, freshDatabase, tempDir } from '../test/support/env';
 import { startChild } from './bench/children';
@@ -127,7 +127,7 @@ async function startApi(databaseUrl: string, cleanup: Cleanup, keep = false): Pr
 async function measureSnapshot(database: SqlDatabase, store: PostgresEventStore): Promise<{ catchUpMs: number; saveMs: number; bytes: number; seq: number }> {
   const snapshots = await new SnapshotStore(database).init();
   await snapshots.forget(LEDGER_STREAM);
-  const writer = new LedgerWriter(store, ledgerModel, { snapshots, snapshotEvery: Number.MAX_SAFE_INTEGER });
+  const writer = new LedgerWriter(store, ledgerModel, { state: inMemoryState({ snapshots, snapshotEvery: Number.MAX_SAFE_INTEGER }) });
   let t0 = performance.now();
   await writer.start();
   const catchUpMs = performance.now() - t0;

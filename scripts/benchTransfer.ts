@@ -94,7 +94,7 @@ const STAGE = {
   send: 'chain: sendTransaction (with preflight)',
   confirm: 'chain: confirmTransaction (signatureSubscribe)',
   sync: 'ledger: writer.sync (head read, queued behind appends)',
-  append: 'ledger: writer.execute (group-commit append)',
+  append: 'ledger: writer.executeAtHead (group-commit append)',
   markDone: 'outbox: mark done (UPDATE)',
   outboxOther: 'outbox: other',
   other: 'other JS between stages',
@@ -119,7 +119,7 @@ function instrumentPipeline(server: RunningServer, finished: Map<string, Trace>)
     renewLease: STAGE.outboxOther,
   });
   timeCalls(deps, { walletSecret: STAGE.custody });
-  timeCalls(writer, { sync: STAGE.sync, execute: STAGE.append });
+  timeCalls(writer, { sync: STAGE.sync, executeAtHead: STAGE.append });
   timeCalls(server.services.chain.connection, chainStages());
   const run = pipeline.run.bind(pipeline);
   pipeline.run = (intent) => {

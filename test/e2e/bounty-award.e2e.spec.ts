@@ -511,14 +511,14 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
       await fund(poster.wallet, 1);
       const { bountyId, submissionId } = await bountyWithSubmission(poster, submitter, 0.2);
       const { writer } = server.services;
-      const execute = writer.execute.bind(writer);
+      const executeAtHead = writer.executeAtHead.bind(writer);
       // The process "crashes" between the confirmed payment and the append.
-      writer.execute = (command) => (command.type === 'AwardBounty' ? Promise.reject(new Error('simulated crash before append')) : execute(command));
+      writer.executeAtHead = (command) => (command.type === 'AwardBounty' ? Promise.reject(new Error('simulated crash before append')) : executeAtHead(command));
       let res;
       try {
         res = await award(poster, bountyId, { submission_id: submissionId });
       } finally {
-        writer.execute = execute;
+        writer.executeAtHead = executeAtHead;
       }
       expect(res.status).toBe(503);
       expect(res.body.error).toMatchObject({ code: 'unavailable', signature: expect.any(String) });

@@ -7,6 +7,7 @@ import {
   SnapshotStore,
   checkStoredEntry,
   GENESIS_HASH,
+  inMemoryState,
   type EventStore,
 } from '@svc/ledger';
 import { sql } from 'kysely';
@@ -113,7 +114,7 @@ describe('the ledger writer', () => {
 
   it('starts from a snapshot and reads only the tail of the ledger', async () => {
     const { store, snapshots } = await open();
-    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { snapshots, snapshotEvery: 10 });
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { state: inMemoryState({ snapshots, snapshotEvery: 10 }) });
     await writer.start();
     for (let i = 0; i < 25; i++) await writer.execute(register(String(i)));
     await writer.saveSnapshot();
@@ -121,7 +122,7 @@ describe('the ledger writer', () => {
     await writer.execute(register('26'));
 
     const counted = counting(store);
-    const restarted = new LedgerWriter<LedgerState, LedgerCommand>(counted, ledgerModel, { snapshots });
+    const restarted = new LedgerWriter<LedgerState, LedgerCommand>(counted, ledgerModel, { state: inMemoryState({ snapshots }) });
     await restarted.start();
     // One read checks the snapshot's head is stored (seq 24); the rest is the tail from 25.
     expect(counted.reads).toEqual([24, 25]);
@@ -184,7 +185,7 @@ describe('the ledger writer', () => {
   it('ignores a snapshot whose head the event store does not hold', async () => {
     const { store, snapshots } = await open();
     await snapshots.save({ name: LEDGER_STREAM, version: ledgerModel.snapshotVersion, seq: 41, hash: 'f'.repeat(64), at: 1, state: ledgerModel.snapshot(ledgerModel.initialState()) });
-    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { snapshots });
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { state: inMemoryState({ snapshots }) });
     await writer.start();
     expect(writer.head.seq).toBe(-1);
     expect(await writer.execute(register('1'))).toMatchObject({ ok: true, entries: [{ seq: 0 }] });

@@ -3,7 +3,7 @@ import { threadId } from 'node:worker_threads';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
-import { LEDGER_STREAM, LedgerWriter, PostgresEventStore } from '@svc/ledger';
+import { LEDGER_STREAM, LedgerWriter, PostgresEventStore, tieredState } from '@svc/ledger';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { buildDecisionStateInWorker, buildRuntime } from '@svc/runtime';
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
@@ -54,7 +54,7 @@ describe('the decision state built in a worker thread', () => {
       reads.push(from);
       return store.readForward(stream, from, max);
     };
-    const writer = new LedgerWriter<LedgerState, LedgerCommand>(counted, ledgerModel, { tier: { state: store.stateTier(LEDGER_STREAM), hotKeys: 5, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) } });
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(counted, ledgerModel, { state: tieredState({ tier: store.stateTier(LEDGER_STREAM), hotKeys: 5, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) }) });
     await writer.start();
     expect(reads).toEqual([whole.head.seq, whole.head.seq + 1]);
     expect(await writer.execute({ type: 'RegisterCitizen', data: { agent_id: 'agent_x', handle: 'H7', model: 'm', bio: '', wallet: 'WX', custody: 'service' } })).toMatchObject({ ok: false, rejection: { code: 'handle_taken' } });

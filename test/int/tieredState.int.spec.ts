@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
-import { LEDGER_STREAM, LedgerWriter, PostgresEventStore, SnapshotStore, sealAndEncode, type EventStore, type StateTier } from '@svc/ledger';
+import { LEDGER_STREAM, LedgerWriter, PostgresEventStore, SnapshotStore, inMemoryState, sealAndEncode, tieredState, type EventStore, type StateTier, type TieredStateOptions } from '@svc/ledger';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 
@@ -19,8 +19,6 @@ function vote(voter: number, postId: string, value: 1 | -1): LedgerCommand {
   return { type: 'CastVote', agentId: `agent_${voter}`, data: { post_id: postId, value } };
 }
 
-type Tier = NonNullable<ConstructorParameters<typeof LedgerWriter>[2]>['tier'];
-
 describe('decision state kept in a table, with memory bounded', () => {
   let db: FreshDatabase;
   let databases: SqlDatabase[] = [];
@@ -31,12 +29,12 @@ describe('decision state kept in a table, with memory bounded', () => {
     return { database, store: await new PostgresEventStore(database).init() };
   }
 
-  function tierOf(store: PostgresEventStore, hotKeys = 3): Tier {
-    return { state: store.stateTier(LEDGER_STREAM), hotKeys, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) };
+  function tierOf(store: PostgresEventStore, hotKeys = 3): TieredStateOptions {
+    return { tier: store.stateTier(LEDGER_STREAM), hotKeys, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) };
   }
 
   async function tiered(store: PostgresEventStore, hotKeys = 3): Promise<LedgerWriter<LedgerState, LedgerCommand>> {
-    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { tier: tierOf(store, hotKeys) });
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { state: tieredState(tierOf(store, hotKeys)) });
     await writer.start();
     return writer;
   }
@@ -136,7 +134,7 @@ describe('decision state kept in a table, with memory bounded', () => {
       reads.push(from);
       return store.readForward(stream, from, max);
     };
-    const restarted = new LedgerWriter<LedgerState, LedgerCommand>(counted, ledgerModel, { tier: tierOf(store) });
+    const restarted = new LedgerWriter<LedgerState, LedgerCommand>(counted, ledgerModel, { state: tieredState(tierOf(store)) });
     await restarted.start();
     // One read checks the stored head (seq 24) is in the store; one finds no tail.
     expect(reads).toEqual([24, 25]);
@@ -148,7 +146,7 @@ describe('decision state kept in a table, with memory bounded', () => {
   it('stores the whole state on a ledger kept before it was tiered, which has snapshots', async () => {
     const { database, store } = await open();
     const snapshots = await new SnapshotStore(database).init();
-    const before = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { snapshots, snapshotEvery: 5 });
+    const before = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { state: inMemoryState({ snapshots, snapshotEvery: 5 }) });
     await before.start();
     for (let i = 0; i < 12; i++) await before.execute(register(i));
     await before.saveSnapshot();
@@ -169,12 +167,13 @@ describe('decision state kept in a table, with memory bounded', () => {
     for (let i = 0; i < 12; i++) await before.execute(post(i, `p${i}`));
     for (let i = 0; i < 30; i++) await before.execute(vote((i % 10) + 20, `p${i % 12}`, i % 3 ? 1 : -1));
     const real = store.stateTier(LEDGER_STREAM);
-    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { tier: { ...tierOf(store, 3)!, state: Object.create(real) as StateTier, catchUpPage: 7 } });
+    const sampled: StateTier = Object.create(real);
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { state: tieredState({ ...tierOf(store, 3), tier: sampled, catchUpPage: 7 }) });
     const maps = [...ledgerModel.journal(await writer.read((s) => s)).allMaps()];
     let pages = 0;
     let mostHeld = 0;
     // Sampled as each page's write is issued: the hot keys, and those of the page being written.
-    (writer as unknown as { options: { tier: { state: StateTier } } }).options.tier.state.advance = (writes, from, head) => {
+    sampled.advance = (writes, from, head) => {
       pages += 1;
       mostHeld = Math.max(mostHeld, ...maps.map((map) => map.size));
       return real.advance(writes, from, head);
@@ -204,7 +203,7 @@ describe('decision state kept in a table, with memory bounded', () => {
       if (++pages === 3) throw new Error('the state write failed');
       return real.advance(writes, from, head);
     };
-    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { tier: { ...tierOf(store, 3)!, state: failing, catchUpPage: 7 } });
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { state: tieredState({ ...tierOf(store, 3), tier: failing, catchUpPage: 7 }) });
     await expect(writer.start()).rejects.toThrow('the state write failed');
     await writer.start();
     expect(writer.head.seq).toBe(39);
@@ -219,7 +218,7 @@ describe('decision state kept in a table, with memory bounded', () => {
     for (let i = 0; i < 30; i++) await before.execute(register(i));
     for (let i = 0; i < 20; i++) await before.execute(post(i, `p${i}`));
     const start = (store: PostgresEventStore) => {
-      const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { tier: { ...tierOf(store, 2)!, catchUpPage: 3 } });
+      const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { state: tieredState({ ...tierOf(store, 2), catchUpPage: 3 }) });
       return writer.start().then(() => writer);
     };
     const [first, second] = await Promise.all([start(one.store), start(two.store)]);
@@ -261,7 +260,7 @@ describe('decision state kept in a table, with memory bounded', () => {
       await real.writeIn(trx, writes, head);
       if (fail) throw new Error('the state write failed');
     };
-    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { tier: { ...tierOf(store)!, state: failing } });
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { state: tieredState({ ...tierOf(store), tier: failing }) });
     await writer.start();
     await expect(writer.execute(register(1))).rejects.toThrow('the state write failed');
     expect(await store.headRevision(LEDGER_STREAM)).toBe(-1);

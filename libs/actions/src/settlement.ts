@@ -184,13 +184,7 @@ export class Settlement {
   async record(row: OutboxRow): Promise<{ seq: number; hash: string } | null> {
     const signature = row.signature!;
     const command = await this.commandFor(row.record as RecordTemplate, signature);
-    // An append is always decided at the true head, but a refusal is only final there: a process that has
-    // not seen the citizen or the bounty (made through another one) refuses without touching the store.
-    let outcome = await this.deps.writer.execute(command);
-    if (!outcome.ok) {
-      await this.deps.writer.sync();
-      outcome = await this.deps.writer.execute(command);
-    }
+    const outcome = await this.deps.writer.executeAtHead(command);
     if (!outcome.ok) {
       this.deps.log.error({ id: row.id, signature, rejection: outcome.rejection }, 'confirmed on-chain but the ledger refused the record');
       await this.deps.outbox.markRejected(row.id, { code: outcome.rejection.code, message: outcome.rejection.message, details: { ...outcome.rejection.details, signature } });

@@ -40,7 +40,13 @@ export function isKnownEvent(entry: LedgerEntry): entry is LedgerEntry & LedgerE
   return KNOWN.has(entry.type);
 }
 
-export const ledgerModel: LedgerModel<LedgerState, LedgerCommand> = {
+/** What a reply to a command needs from the state beside the command's own events. */
+export interface DecisionSeen {
+  /** The handle of the citizen who acted, for replies that name the author, poster or submitter. */
+  actorHandle: string | null;
+}
+
+export const ledgerModel: LedgerModel<LedgerState, LedgerCommand, DecisionSeen> = {
   snapshotVersion: 2,
   initialState() {
     const journal = new Journal();
@@ -96,6 +102,10 @@ export const ledgerModel: LedgerModel<LedgerState, LedgerCommand> = {
         return never;
       }
     }
+  },
+  seen(command, state) {
+    const actor = 'agentId' in command ? command.agentId : command.data.agent_id;
+    return { actorHandle: state.citizens.byId.get(actor)?.handle ?? null };
   },
   journal: (state) => state.journal,
   snapshot: (state) => ({

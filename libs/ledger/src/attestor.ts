@@ -2,7 +2,7 @@ import { GENESIS_HASH, checkStoredLink, type LedgerEntry } from './chain';
 import { scanChain, type BadLink, type ScanOptions, type ScanResult } from './chainScan';
 import { scanChainInWorker, type ScanSource } from './chainScanThread';
 import type { EventStore } from './eventStore';
-import { LEDGER_STREAM } from './ledgerWriter';
+import { LEDGER_STREAM } from './ledgerStream';
 import type { Snapshot, SnapshotStore } from './snapshotStore';
 
 const PREFIX_RECORD = 'attested-prefix';

@@ -1,80 +1,66 @@
 import { randomUUID } from 'node:crypto';
-import { GENESIS_HASH, sealAndEncode, type LedgerEntry } from './chain';
+import { sealAndEncode, type LedgerEntry } from './chain';
+import type { DecisionState, DecisionStateKind, StateHead, WriterLog } from './decisionState';
 import { type EventStore, WrongExpectedRevisionError } from './eventStore';
-import type { ColdRead, StateWrite } from './journal';
+import { inMemoryState } from './inMemoryState';
+import type { ColdRead } from './journal';
+import { LEDGER_STREAM } from './ledgerStream';
 import type { LedgerModel, Rejection } from './model';
-import type { SnapshotStore } from './snapshotStore';
-import type { StateHead, StateTier } from './stateTier';
-
-export const LEDGER_STREAM = 'ledger';
 
 export type CommandOutcome = { ok: true; entries: LedgerEntry[] } | { ok: false; rejection: Rejection };
+/** An outcome decided at the true head, with what the reply needs from the state it was decided against. */
+export type HeadOutcome<R> = { ok: true; entries: LedgerEntry[]; seen: R } | { ok: false; rejection: Rejection };
 
-interface Pending<C> {
+interface Pending<C, R> {
   command: C;
-  resolve(outcome: CommandOutcome): void;
+  /** Whether the outcome carries what the model's `seen` reads (executeAtHead). */
+  withSeen: boolean;
+  resolve(outcome: HeadOutcome<R> | CommandOutcome): void;
   reject(error: unknown): void;
 }
 
-export interface LedgerWriterOptions {
-  /**
-   * Keeps the decision state in this store, in step with every append, and only the keys used lately in
-   * memory (`hotKeys` per map): memory then follows what deciding needs, not the ledger's length, and no
-   * snapshot is taken or read. `lockStream` is the event store's append lock (PostgreSQL), taken to reset the
-   * stored state before it is built from the ledger.
-   */
-  tier?: {
-    state: StateTier;
-    hotKeys?: number;
-    lockStream(trx: import('kysely').Kysely<any>): Promise<number>;
-    /** Entries per page when taking in entries stored without a writer (5,000). */
-    catchUpPage?: number;
-  };
-  snapshots?: SnapshotStore;
-  snapshotEvery?: number;
+export interface LedgerWriterOptions<S> {
+  /** How the decision state is kept (chosen once, by the runtime): in memory unless told otherwise. */
+  state?: DecisionStateKind<S>;
   maxBatch?: number;
   now?: () => number;
   onBatch?: (size: number, entries: number) => void;
-  log?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  log?: WriterLog;
 }
 
 const MAX_CONFLICT_RETRIES = 50;
-const DEFAULT_HOT_KEYS = 20_000;
-const CATCH_UP_PAGE = 1000;
-/** A page big enough that its round trips cost little beside its work, small beside the hot keys. */
-const TIERED_CATCH_UP_PAGE = 5000;
 const MAX_STORE_RETRIES = 3;
+/**
+ * The one refusal a newer head can overturn. What else a decider refuses on (a handle taken, a bounty
+ * closed, a cap reached) only grows with the ledger; what it did not find, another process may have appended.
+ */
+const NOT_FOUND = 'not_found';
 
 /**
  * The one writer of the `ledger` stream in this process. Commands queue up; each flush decides every
  * queued command in order against state at the ledger head and appends all their events in ONE call
  * (group commit). A revision conflict means another process appended first: roll back, catch up,
- * decide again.
+ * decide again. How the state is kept (whole in memory, or tiered) is its DecisionState's business.
  */
-export class LedgerWriter<S, C> {
-  private state: S;
-  private headSeq = -1;
-  private headHash = GENESIS_HASH;
-  private headAt = 0;
-  private queue: Pending<C>[] = [];
+export class LedgerWriter<S, C, R = unknown> {
+  private readonly decisions: DecisionState<S>;
+  private queue: Pending<C, R>[] = [];
   private flushing = false;
   /** Batches and catch-ups take turns: state is never evolved by two of them at once. */
   private exclusive: Promise<unknown> = Promise.resolve();
-  private lastSnapshotSeq = -1;
-  private snapshotting = false;
   private readonly now: () => number;
 
   constructor(
     private readonly store: EventStore,
-    private readonly model: LedgerModel<S, C>,
-    private readonly options: LedgerWriterOptions = {},
+    private readonly model: LedgerModel<S, C, R>,
+    private readonly options: LedgerWriterOptions<S> = {},
   ) {
-    this.state = model.initialState();
+    this.decisions = (options.state ?? inMemoryState<S>())({ store, model, log: options.log });
     this.now = options.now ?? Date.now;
   }
 
   get head(): { seq: number; hash: string } {
-    return { seq: this.headSeq, hash: this.headHash };
+    return { seq: this.decisions.head.seq, hash: this.decisions.head.hash };
   }
 
   /**
@@ -82,53 +68,27 @@ export class LedgerWriter<S, C> {
    * the tiered state does not hold in memory is loaded and the read runs again.
    */
   async read<T>(read: (state: S) => T): Promise<T> {
-    const journal = this.model.journal(this.state);
     for (;;) {
-      const { result, cold } = journal.probing(() => read(this.state));
+      const state = this.decisions.state;
+      const { result, cold } = this.model.journal(state).probing(() => read(state));
       if (cold.length === 0) return result;
       // Reads with no writes between them (authentication of many citizens) must not grow memory either:
-      // evict first, so that what this read loads stays for its next run.
+      // trim first, so that what this read loads stays for its next run.
       await this.turn(async () => {
-        this.evict();
-        await this.load(cold);
+        this.decisions.trim();
+        await this.decisions.load(cold);
       });
     }
   }
 
-  /** Loads the newest snapshot (or the tiered state's head), then reads only the tail of the ledger. */
-  async start(): Promise<void> {
-    if (this.options.tier) return this.startTiered(this.options.tier);
-    await this.startInMemory();
-  }
-
-  private async startInMemory(): Promise<void> {
-    const snapshot = await this.options.snapshots?.load(LEDGER_STREAM);
-    if (snapshot && snapshot.version === this.model.snapshotVersion && (await this.storeHas(snapshot.seq, snapshot.hash))) {
-      this.state = this.model.restore(snapshot.state);
-      this.headSeq = snapshot.seq;
-      this.headHash = snapshot.hash;
-      this.headAt = snapshot.at;
-      this.lastSnapshotSeq = snapshot.seq;
-    } else if (snapshot) {
-      this.options.log?.warn({ seq: snapshot.seq }, 'snapshot ignored: another version, or the event store does not hold its head');
-    }
-    await this.catchUpInMemory();
-  }
-
-  /** A snapshot is only good for the store it was taken from: its head must be stored there. */
-  private async storeHas(seq: number, hash: string): Promise<boolean> {
-    const [stored] = await this.store.readForward(LEDGER_STREAM, seq, 1);
-    if (stored?.revision !== seq) return false;
-    try {
-      return (JSON.parse(stored.data) as LedgerEntry).hash === hash;
-    } catch {
-      return false;
-    }
+  /** Brings the decision state to the stored head, reading as little of the ledger as its kind allows. */
+  start(): Promise<void> {
+    return this.decisions.start();
   }
 
   /** Brings decision state up to the stored head (e.g. after another process appended). */
   sync(): Promise<void> {
-    return this.turn(() => this.catchUp());
+    return this.turn(() => this.decisions.catchUp());
   }
 
   private turn<T>(work: () => Promise<T>): Promise<T> {
@@ -137,157 +97,29 @@ export class LedgerWriter<S, C> {
     return run;
   }
 
-  /**
-   * A ledger kept before its state was tiered has none stored: its state is built by reading the ledger from
-   * the start through the tier, page by page, as entries appended without a writer are taken in, so that
-   * memory holds the hot keys only, even while the state of a long ledger is built.
-   */
-  private async startTiered(tier: NonNullable<LedgerWriterOptions['tier']>): Promise<void> {
-    const journal = this.model.journal(this.state);
-    journal.tiered = true;
-    const stored = await tier.state.head(this.model.snapshotVersion);
-    if (stored && (await this.storeHas(stored.seq, stored.hash))) {
-      this.moveHead(stored);
-    } else {
-      if (stored) this.options.log?.warn({ seq: stored.seq }, 'stored decision state ignored: the event store does not hold its head');
-      await tier.state.reset(this.model.snapshotVersion, tier.lockStream);
-    }
-    await this.catchUp();
-  }
-
-  private moveHead(head: StateHead): void {
-    this.headSeq = head.seq;
-    this.headHash = head.hash;
-    this.headAt = Math.max(this.headAt, head.at);
-  }
-
-  /** Between batches only: a batch's writes stay in memory until it is committed or rolled back. */
-  private evict(): void {
-    this.evictExcept([]);
-  }
-
-  /** Evicts, but keeps the keys of writes not stored yet. */
-  private evictExcept(pending: readonly StateWrite[]): void {
-    if (this.options.tier) this.model.journal(this.state).evict(this.options.tier.hotKeys ?? DEFAULT_HOT_KEYS, pending);
-  }
-
-  /** Loads cold keys into memory (as they are stored: committed state). */
-  private async load(keys: ColdRead[]): Promise<void> {
-    const tier = this.options.tier;
-    if (!tier) throw new Error('a decision-state key is cold, but the state is not tiered');
-    const journal = this.model.journal(this.state);
-    const wanted = new Map<string, { map: string; key: string }>();
-    for (const { map, key } of keys) wanted.set(`${map}\u0000${key}`, { map, key });
-    const found = await tier.state.load([...wanted.values()]);
-    for (const row of found) {
-      journal.map(row.map)?.fill(row.key, row.value);
-      wanted.delete(`${row.map}\u0000${row.key}`);
-    }
-    for (const { map, key } of wanted.values()) journal.map(map)?.fill(key, undefined);
-  }
-
-  private async catchUp(): Promise<void> {
-    if (this.options.tier) return this.catchUpTiered(this.options.tier.state);
-    return this.catchUpInMemory();
-  }
-
-  private async catchUpInMemory(): Promise<void> {
-    for (;;) {
-      const batch = await this.store.readForward(LEDGER_STREAM, this.headSeq + 1, CATCH_UP_PAGE);
-      for (const stored of batch) {
-        const entry = JSON.parse(stored.data) as LedgerEntry;
-        this.model.evolve(this.state, entry);
-        this.headSeq = stored.revision;
-        this.headHash = entry.hash;
-        this.headAt = Math.max(this.headAt, entry.at);
-      }
-      if (batch.length < CATCH_UP_PAGE) return;
-    }
-  }
-
-  /**
-   * Other writers stored their state with their entries: when the stored head moved, what memory holds may
-   * be stale and is dropped. Entries stored without a writer (a ledger kept before its state was tiered, or
-   * bulk-loaded) are evolved here and stored page by page, each page's state written while the next is read
-   * and evolved. Memory is trimmed to the hot keys between pages, except for the keys of the page whose write
-   * is in flight: a key not in memory is then always read from a stored state as new as memory's.
-   */
-  private async catchUpTiered(tier: StateTier): Promise<void> {
-    const journal = this.model.journal(this.state);
-    const stored = await tier.head(this.model.snapshotVersion);
-    if (stored && stored.seq > this.headSeq) {
-      journal.forgetAll();
-      this.moveHead(stored);
-    }
-    let writing: { done: Promise<boolean>; writes: StateWrite[]; head: StateHead } | undefined;
-    /** Waits for the page in flight; false if another process stored it first, and memory is then dropped. */
-    const landed = async (): Promise<boolean> => {
-      if (!writing) return true;
-      const { done, head } = writing;
-      writing = undefined;
-      let stored: boolean;
-      try {
-        stored = await done;
-      } catch (error) {
-        // Memory holds pages no one stored, past the head this writer is at.
-        journal.forgetAll();
-        throw error;
-      }
-      if (stored) {
-        this.moveHead(head);
-        return true;
-      }
-      journal.forgetAll();
-      const now = await tier.head(this.model.snapshotVersion);
-      if (now) this.moveHead(now);
-      return false;
-    };
-    try {
-      for (;;) {
-        const from = writing ? writing.head.seq : this.headSeq;
-        const batch = await this.store.readForward(LEDGER_STREAM, from + 1, this.options.tier?.catchUpPage ?? TIERED_CATCH_UP_PAGE);
-        if (batch.length === 0) break;
-        const entries = batch.map((stored) => JSON.parse(stored.data) as LedgerEntry);
-        for (;;) {
-          journal.begin();
-          let cold: ColdRead[];
-          try {
-            ({ cold } = journal.probing(() => entries.forEach((entry) => this.model.evolve(this.state, entry))));
-          } catch (error) {
-            journal.rollback();
-            throw error;
-          }
-          if (cold.length === 0) break;
-          journal.rollback();
-          await this.load(cold);
-        }
-        const writes = journal.writes();
-        journal.commit();
-        // The page before must have landed for this one to be stored after it; if it did not, this page was
-        // evolved from a state no one stored, and the loop starts again from the stored head.
-        if (!(await landed())) continue;
-        this.evictExcept(writes);
-        const last = entries[entries.length - 1]!;
-        const head = { seq: last.seq, hash: last.hash, at: Math.max(this.headAt, ...entries.map((e) => e.at)) };
-        const done = tier.advance(writes, from, head);
-        // Awaited once the next page is evolved; a failure meanwhile must not count as unhandled.
-        done.catch(() => undefined);
-        writing = { done, writes, head };
-      }
-      await landed();
-    } finally {
-      // After a failure: the write in flight must settle before anyone reads the stored state again.
-      if (writing) {
-        await writing.done.catch(() => undefined);
-        journal.forgetAll();
-      }
-    }
-    this.evict();
-  }
-
   execute(command: C): Promise<CommandOutcome> {
+    return this.enqueue(command, false);
+  }
+
+  /**
+   * Decides a command at the true ledger head and says what the reply needs from the state it was decided
+   * against. An append is always decided there (one after stale state conflicts and is decided again), but two
+   * answers touch no store and so may rest on this process's stale view: a `not_found` (another process may
+   * have appended the thing first) and "nothing to append" (another may have changed what this command
+   * repeats). Before giving either, the state is synced and the command decided once more.
+   */
+  async executeAtHead(command: C): Promise<HeadOutcome<R>> {
+    const outcome = await this.enqueue(command, true);
+    if (outcome.ok ? outcome.entries.length > 0 : outcome.rejection.code !== NOT_FOUND) return outcome;
+    await this.sync();
+    return this.enqueue(command, true);
+  }
+
+  private enqueue(command: C, withSeen: false): Promise<CommandOutcome>;
+  private enqueue(command: C, withSeen: true): Promise<HeadOutcome<R>>;
+  private enqueue(command: C, withSeen: boolean): Promise<HeadOutcome<R> | CommandOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ command, resolve, reject });
+      this.queue.push({ command, withSeen, resolve, reject });
       if (!this.flushing) void this.flush();
     });
   }
@@ -304,10 +136,10 @@ export class LedgerWriter<S, C> {
     }
   }
 
-  private async commitBatch(batch: Pending<C>[]): Promise<void> {
-    const journal = this.model.journal(this.state);
+  private async commitBatch(batch: Pending<C, R>[]): Promise<void> {
+    const journal = this.model.journal(this.decisions.state);
     for (let attempt = 0; ; attempt++) {
-      let decided: Decided;
+      let decided: Decided<R>;
       try {
         decided = await this.decideAll(batch);
       } catch (error) {
@@ -317,20 +149,20 @@ export class LedgerWriter<S, C> {
       const { outcomes, entries, encoded, at } = decided;
       if (entries.length === 0) {
         journal.commit();
-        this.evict();
+        this.decisions.trim();
         batch.forEach((pending, i) => pending.resolve(outcomes[i]!));
         return;
       }
       const last = entries[entries.length - 1]!;
       const head = { seq: last.seq, hash: last.hash, at };
       try {
-        await this.appendWithRetry(entries, encoded, journal.writes(), head);
+        await this.appendWithRetry(entries, encoded, head);
       } catch (error) {
         journal.rollback();
         if (error instanceof WrongExpectedRevisionError && attempt < MAX_CONFLICT_RETRIES) {
           await backoff(attempt);
           try {
-            await this.catchUp();
+            await this.decisions.catchUp();
           } catch (catchUpError) {
             for (const pending of batch) pending.reject(catchUpError);
             return;
@@ -341,11 +173,9 @@ export class LedgerWriter<S, C> {
         return;
       }
       journal.commit();
-      this.moveHead(head);
-      this.evict();
+      this.decisions.committed(head);
       this.options.onBatch?.(batch.length, entries.length);
       batch.forEach((pending, i) => pending.resolve(outcomes[i]!));
-      this.maybeSnapshot();
       return;
     }
   }
@@ -356,11 +186,11 @@ export class LedgerWriter<S, C> {
    * the pass is rolled back, they are loaded in one query, and the batch is decided again, until a pass
    * reads only what memory holds.
    */
-  private async decideAll(batch: Pending<C>[]): Promise<Decided> {
-    const journal = this.model.journal(this.state);
+  private async decideAll(batch: Pending<C, R>[]): Promise<Decided<R>> {
+    const journal = this.model.journal(this.decisions.state);
     for (;;) {
       journal.begin();
-      let pass: { result: Decided; cold: ColdRead[] };
+      let pass: { result: Decided<R>; cold: ColdRead[] };
       try {
         pass = journal.probing(() => this.decidePass(batch));
       } catch (error) {
@@ -369,42 +199,43 @@ export class LedgerWriter<S, C> {
       }
       if (pass.cold.length === 0) return pass.result;
       journal.rollback();
-      await this.load(pass.cold);
+      await this.decisions.load(pass.cold);
     }
   }
 
-  private decidePass(batch: Pending<C>[]): Decided {
-    const outcomes: CommandOutcome[] = [];
+  private decidePass(batch: Pending<C, R>[]): Decided<R> {
+    const { state, head } = this.decisions;
+    const outcomes: Array<HeadOutcome<R> | CommandOutcome> = [];
     const entries: LedgerEntry[] = [];
     const encoded: string[] = [];
-    let prev = this.headHash;
-    const at = Math.max(this.now(), this.headAt);
+    let prev = head.hash;
+    const at = Math.max(this.now(), head.at);
     for (const pending of batch) {
-      const decision = this.model.decide(pending.command, this.state, at);
+      const decision = this.model.decide(pending.command, state, at);
       if (!decision.ok) {
         outcomes.push(decision);
         continue;
       }
       const mine: LedgerEntry[] = [];
       for (const event of decision.events) {
-        const { entry, bytes } = sealAndEncode(prev, { seq: this.headSeq + 1 + entries.length, type: event.type, at, actor: event.actor, data: event.data });
-        this.model.evolve(this.state, entry);
+        const { entry, bytes } = sealAndEncode(prev, { seq: head.seq + 1 + entries.length, type: event.type, at, actor: event.actor, data: event.data });
+        this.model.evolve(state, entry);
         entries.push(entry);
         encoded.push(bytes);
         mine.push(entry);
         prev = entry.hash;
       }
-      outcomes.push({ ok: true, entries: mine });
+      outcomes.push(pending.withSeen ? { ok: true, entries: mine, seen: this.model.seen(pending.command, state) } : { ok: true, entries: mine });
     }
     return { outcomes, entries, encoded, at };
   }
 
   /** An ambiguous store error is retried with the same event ids, so an append that did land is not doubled. */
-  private async appendWithRetry(entries: LedgerEntry[], encoded: string[], writes: StateWrite[], head: StateHead): Promise<void> {
+  private async appendWithRetry(entries: LedgerEntry[], encoded: string[], head: StateHead): Promise<void> {
     const events = entries.map((entry, i) => ({ id: randomUUID(), type: entry.type, data: encoded[i]! }));
-    const expected = this.headSeq === -1 ? 'no_stream' : this.headSeq;
-    const tier = this.options.tier?.state;
-    const options = tier ? { alongside: (trx: import('kysely').Kysely<any>) => tier.writeIn(trx, writes, head) } : {};
+    const headSeq = this.decisions.head.seq;
+    const expected = headSeq === -1 ? 'no_stream' : headSeq;
+    const options = this.decisions.appendOptions(head);
     for (let attempt = 0; ; attempt++) {
       try {
         await this.store.append(LEDGER_STREAM, events, expected, options);
@@ -417,45 +248,14 @@ export class LedgerWriter<S, C> {
     }
   }
 
-  private maybeSnapshot(): void {
-    if (this.options.tier) return;
-    const every = this.options.snapshotEvery ?? 1000;
-    const snapshots = this.options.snapshots;
-    if (!snapshots || this.snapshotting || this.headSeq - this.lastSnapshotSeq < every) return;
-    this.snapshotting = true;
-    // Serialised now, while the state is exactly the committed head; written in the background.
-    const snapshot = {
-      name: LEDGER_STREAM,
-      version: this.model.snapshotVersion,
-      seq: this.headSeq,
-      hash: this.headHash,
-      at: this.headAt,
-      state: this.model.snapshot(this.state),
-    };
-    snapshots
-      .save(snapshot)
-      .then(() => (this.lastSnapshotSeq = snapshot.seq))
-      .catch((error) => this.options.log?.error({ err: error }, 'snapshot failed; the next one will try again'))
-      .finally(() => (this.snapshotting = false));
-  }
-
-  /** Writes a snapshot now (on shutdown, so the next start reads less). */
-  async saveSnapshot(): Promise<void> {
-    if (this.options.tier || !this.options.snapshots || this.headSeq < 0 || this.headSeq === this.lastSnapshotSeq) return;
-    await this.options.snapshots.save({
-      name: LEDGER_STREAM,
-      version: this.model.snapshotVersion,
-      seq: this.headSeq,
-      hash: this.headHash,
-      at: this.headAt,
-      state: this.model.snapshot(this.state),
-    });
-    this.lastSnapshotSeq = this.headSeq;
+  /** Stores the decision state for the next start, if its kind does not with every append (on shutdown). */
+  saveSnapshot(): Promise<void> {
+    return this.decisions.saveSnapshot();
   }
 }
 
-interface Decided {
-  outcomes: CommandOutcome[];
+interface Decided<R> {
+  outcomes: Array<HeadOutcome<R> | CommandOutcome>;
   entries: LedgerEntry[];
   encoded: string[];
   at: number;

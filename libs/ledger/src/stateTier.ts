@@ -1,14 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import { liftTimeouts } from '@svc/readmodel';
 import { GENESIS_HASH } from './chain';
+import type { StateHead } from './decisionState';
 import type { StateWrite } from './journal';
-
-/** The ledger head a stored decision state is at. */
-export interface StateHead {
-  seq: number;
-  hash: string;
-  at: number;
-}
 
 /**
  * The cold part of the ledger writer's decision state: every key of every map, as of a ledger head, in an

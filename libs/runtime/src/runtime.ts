@@ -4,8 +4,19 @@ import { createBus, type Bus } from '@svc/bus';
 import { ActionPipeline } from '@svc/actions';
 import { DeployLookupTable, SolanaChain, keypairFromSecret, rememberProgramAddresses } from '@svc/chain';
 import type { Config } from '@svc/config';
-import { isReservedHandle, ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
-import { Attestor, HeadReader, LEDGER_STREAM, LedgerWriter, PostgresEventStore, SnapshotStore, type EventStore } from '@svc/ledger';
+import { isReservedHandle, ledgerModel, type DecisionSeen, type LedgerCommand, type LedgerState } from '@svc/domain';
+import {
+  Attestor,
+  HeadReader,
+  LEDGER_STREAM,
+  LedgerWriter,
+  PostgresEventStore,
+  SnapshotStore,
+  inMemoryState,
+  tieredState,
+  type DecisionStateKind,
+  type EventStore,
+} from '@svc/ledger';
 import { entries } from '@svc/projections';
 import { Liveness, type SqlDatabase } from '@svc/readmodel';
 import { ChainOutbox, DoorbellStore, MediaStore, ServiceWallets, Vault, loadMasterKey } from '@svc/vault';
@@ -22,7 +33,7 @@ export interface Runtime {
   /** The stored ledger head, one read shared by concurrent requests (read-your-writes). */
   ledgerHead: HeadReader;
   /** The one writer of the ledger in this process, its decision state kept at the head. */
-  writer: LedgerWriter<LedgerState, LedgerCommand>;
+  writer: LedgerWriter<LedgerState, LedgerCommand, DecisionSeen>;
   attestor: Attestor;
   vault: Vault;
   /** Every on-chain action: build, sign or hand out, send, confirm, record; its outbox settles what a crash left. */
@@ -86,7 +97,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
   const storage = await openStorage(config, options.applicationName ?? 'svc', { serving: true });
   const { database, store } = storage;
   const batchListeners: Array<(commands: number, entries: number) => void> = [];
-  let writer: LedgerWriter<LedgerState, LedgerCommand>;
+  let writer: LedgerWriter<LedgerState, LedgerCommand, DecisionSeen>;
   let snapshots: SnapshotStore;
   let vault: Vault;
   let chainOutbox: ChainOutbox;
@@ -98,20 +109,21 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
     snapshots = await new SnapshotStore(database).init();
     // With PostgreSQL the decision state lives in the event store's database, written by every append;
     // EventStoreDB has no transaction to share, so its writer keeps the whole state and snapshots it.
-    const tier =
-      store instanceof PostgresEventStore
-        ? { state: store.stateTier(LEDGER_STREAM), hotKeys: config.stateHotKeys, lockStream: (trx: Kysely<any>) => store.lockStream(trx, LEDGER_STREAM) }
-        : undefined;
-    const server = store instanceof PostgresEventStore ? store.scanSource() : undefined;
-    if (tier && server && !(await tier.state.head(ledgerModel.snapshotVersion)) && (await store.headRevision(LEDGER_STREAM)) + 1 >= (options.buildStateInThreadFrom ?? BUILD_STATE_IN_THREAD_FROM)) {
-      log.info('no decision state stored for this ledger: building it once, in a worker thread');
-      const built = await buildDecisionStateInWorker({ url: server.url, dataDir: config.dataDir, hotKeys: config.stateHotKeys });
-      log.info({ seq: built.seq }, 'decision state built');
+    let decisionState: DecisionStateKind<LedgerState>;
+    if (store instanceof PostgresEventStore) {
+      const tier = store.stateTier(LEDGER_STREAM);
+      const server = store.scanSource();
+      if (server && !(await tier.head(ledgerModel.snapshotVersion)) && (await store.headRevision(LEDGER_STREAM)) + 1 >= (options.buildStateInThreadFrom ?? BUILD_STATE_IN_THREAD_FROM)) {
+        log.info('no decision state stored for this ledger: building it once, in a worker thread');
+        const built = await buildDecisionStateInWorker({ url: server.url, dataDir: config.dataDir, hotKeys: config.stateHotKeys });
+        log.info({ seq: built.seq }, 'decision state built');
+      }
+      decisionState = tieredState({ tier, hotKeys: config.stateHotKeys, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) });
+    } else {
+      decisionState = inMemoryState({ snapshots, snapshotEvery: config.snapshotEvery });
     }
     writer = new LedgerWriter(store, ledgerModel, {
-      tier,
-      snapshots,
-      snapshotEvery: config.snapshotEvery,
+      state: decisionState,
       log,
       onBatch: (commands, entries) => {
         for (const listener of batchListeners) listener(commands, entries);

@@ -4,7 +4,7 @@
  */
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 import { ledgerModel } from '@svc/domain';
-import { LEDGER_STREAM, LedgerWriter, PostgresEventStore } from '@svc/ledger';
+import { LEDGER_STREAM, LedgerWriter, PostgresEventStore, tieredState } from '@svc/ledger';
 import { openDatabase } from '@svc/readmodel';
 import type { StateBuildJob, StateBuildMessage } from './stateBuildThread';
 
@@ -15,7 +15,7 @@ async function build(): Promise<number> {
   try {
     const store = await new PostgresEventStore(database).init();
     const writer = new LedgerWriter(store, ledgerModel, {
-      tier: { state: store.stateTier(LEDGER_STREAM), hotKeys: job.hotKeys, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) },
+      state: tieredState({ tier: store.stateTier(LEDGER_STREAM), hotKeys: job.hotKeys, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) }),
     });
     await writer.start();
     await store.close();

@@ -1,6 +1,6 @@
 import { createBountyBody, createBountyResponse } from '@svc/contracts';
 import type { BountyPostedData } from '@svc/domain';
-import { execute, handleOf } from '../../commands/execute';
+import { execute } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
 
 interface CreateBountyBody {
@@ -27,11 +27,11 @@ export default defineRoute<CreateBountyBody>({
   errors: ['daily_cap', 'unavailable'],
   async handle({ body, agentId, newId, resumedFrom }, services) {
     const data = { bounty_id: newId('bounty_'), title: body.title, body: body.body, reward_sol: body.reward_sol, mint: body.mint ?? null };
-    const [entry] = await execute(services, { type: 'PostBounty', agentId: agentId!, data }, resumedFrom);
+    const { entries: [entry], seen } = await execute(services, { type: 'PostBounty', agentId: agentId!, data }, resumedFrom);
     const posted = entry!.data as unknown as BountyPostedData;
     const bounty = {
       id: posted.bounty_id,
-      poster: { id: agentId!, handle: await handleOf(services, agentId!) },
+      poster: { id: agentId!, handle: seen.actorHandle },
       title: posted.title,
       body: posted.body,
       reward_sol: posted.reward_sol,

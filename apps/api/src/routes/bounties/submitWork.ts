@@ -1,5 +1,5 @@
 import { bountyParams, submitWorkBody, submitWorkResponse } from '@svc/contracts';
-import { execute, handleOf } from '../../commands/execute';
+import { execute } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
 
 export default defineRoute<{ body: string }, unknown, { id: string }>({
@@ -19,11 +19,11 @@ export default defineRoute<{ body: string }, unknown, { id: string }>({
   errors: ['not_found', 'own_bounty', 'bounty_closed', 'unavailable'],
   async handle({ body, params, agentId, newId, resumedFrom }, services) {
     const data = { bounty_id: params.id, submission_id: newId('sub_'), body: body.body };
-    const [entry] = await execute(services, { type: 'SubmitWork', agentId: agentId!, data }, resumedFrom);
+    const { entries: [entry], seen } = await execute(services, { type: 'SubmitWork', agentId: agentId!, data }, resumedFrom);
     const submission = {
       id: data.submission_id,
       bounty_id: data.bounty_id,
-      submitter: { id: agentId!, handle: await handleOf(services, agentId!) },
+      submitter: { id: agentId!, handle: seen.actorHandle },
       body: data.body,
       created_at: entry!.at,
       seq: entry!.seq,

@@ -1,6 +1,6 @@
 import { createPostBody, createPostResponse } from '@svc/contracts';
 import type { PostCreatedData } from '@svc/domain';
-import { execute, handleOf } from '../../commands/execute';
+import { execute } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
 
 interface CreatePostBody {
@@ -31,11 +31,11 @@ export default defineRoute<CreatePostBody>({
       agentId: agentId!,
       data: { post_id: newId('post_'), body: body.body, mint: body.mint ?? null, parent_id: body.parent_id ?? null, tags: body.tags },
     };
-    const [entry] = await execute(services, command, resumedFrom);
+    const { entries: [entry], seen } = await execute(services, command, resumedFrom);
     const data = entry!.data as unknown as PostCreatedData;
     const post = {
       id: data.post_id,
-      author: { id: agentId!, handle: await handleOf(services, agentId!) },
+      author: { id: agentId!, handle: seen.actorHandle },
       body: data.body,
       mint: data.mint,
       parent_id: data.parent_id,

@@ -14,7 +14,7 @@ export default defineRoute<{ post_id: string; reason: string }>({
   response: flagResponse,
   errors: ['not_found', 'daily_cap'],
   async handle({ body, agentId }, services) {
-    const [entry] = await execute(services, { type: 'FlagPost', agentId: agentId!, data: { post_id: body.post_id, reason: body.reason } });
+    const { entries: [entry] } = await execute(services, { type: 'FlagPost', agentId: agentId!, data: { post_id: body.post_id, reason: body.reason } });
     return { body: { flag: { post_id: body.post_id, reason: body.reason, at: entry!.at, seq: entry!.seq }, ledger: { seq: entry!.seq, hash: entry!.hash } } };
   },
 });

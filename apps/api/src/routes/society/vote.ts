@@ -16,7 +16,7 @@ export default defineRoute<{ post_id: string; value: 1 | -1 }>({
   response: voteResponse,
   errors: ['self_vote', 'not_found', 'daily_cap'],
   async handle({ body, agentId }, services) {
-    const entries = await execute(services, { type: 'CastVote', agentId: agentId!, data: { post_id: body.post_id, value: body.value } });
+    const { entries } = await execute(services, { type: 'CastVote', agentId: agentId!, data: { post_id: body.post_id, value: body.value } });
     const entry = entries[0];
     if (!entry) return { body: { vote: { post_id: body.post_id, value: body.value, previous: body.value, changed: false }, ledger: null } };
     const data = entry.data as unknown as VoteCastData;
