@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
 import { readMarketStates, type MarketState, type SolanaChain } from '@svc/chain';
 import type { LedgerEntry } from '@svc/ledger';
-import { MarketStore, actionDetails, mintsOf, readCheckpoint, tokens } from '@svc/projections';
+import { MarketStore } from '@svc/marketdata';
+import { actionDetails, mintsOf, readCheckpoint, tokens } from '@svc/projections';
 
 /** How often every service coin (and every mint asked about lately) is read again from the chain. */
 export const MARKET_REFRESH_MS = 5_000;

@@ -6,16 +6,8 @@ import { ASSOCIATED_TOKEN_PROGRAM_ID, AccountLayout } from '@solana/spl-token';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { ACCOUNTS_PER_CALL, TOKEN_PROGRAMS, rawToUi, readMarketStates, type SolanaChain } from '@svc/chain';
-import {
-  MarketStore,
-  PortfolioStore,
-  portfolios,
-  readCheckpoint,
-  type FoundTokenAccount,
-  type MarketView,
-  type PortfolioRow,
-  type RefreshSummary,
-} from '@svc/projections';
+import { MarketStore, PortfolioStore, type FoundTokenAccount, type MarketView, type PortfolioRow, type RefreshSummary } from '@svc/marketdata';
+import { actions, agents, readCheckpoint, tokens, type CitizenWallet } from '@svc/projections';
 
 /** How often every citizen's portfolio is read again from the chain (one process per period). */
 export const PORTFOLIO_REFRESH_MS = 60_000;
@@ -197,9 +189,9 @@ class PortfolioRefresher implements RunningPortfolioRefresher {
     const ledgerSeq = await readCheckpoint(db, readModelSchema);
     const solUsdPrice = chain.solUsd();
     const [citizens, pairs, unnamed, scannedSeqs, stored] = await Promise.all([
-      portfolios.citizens(db, readModelSchema),
-      portfolios.heldPairs(db, readModelSchema),
-      portfolios.lastUnnamedTokenMoves(db, readModelSchema, ledgerSeq),
+      agents.citizenWallets(db, readModelSchema),
+      tokens.heldPairs(db, readModelSchema),
+      actions.lastUnnamedTokenMoves(db, readModelSchema, ledgerSeq),
       this.store.scannedSeqs(),
       this.store.accounts(),
     ]);
@@ -329,7 +321,7 @@ class PortfolioRefresher implements RunningPortfolioRefresher {
   }
 
   /** Every token account of each wallet, under both token programs. */
-  private async scan(connection: Connection, citizens: portfolios.PricedCitizen[]): Promise<FoundTokenAccount[]> {
+  private async scan(connection: Connection, citizens: CitizenWallet[]): Promise<FoundTokenAccount[]> {
     const found: FoundTokenAccount[] = [];
     let next = 0;
     const worker = async () => {

@@ -7,7 +7,8 @@ import { ACTION_LEASE_MS, type ActionOutcome, type Build, type ObserveSpec } fro
 import { ACCOUNTS_PER_CALL, lamportsToSol, mintInfo, rawToUi, readMarket, solToLamports, tokenBalanceRaw } from '@svc/chain';
 import { Rejected, treasuryFlowOf, type ActionName, type ActionRecordedData, type Citizen } from '@svc/domain';
 import { LEDGER_STREAM, type LedgerEntry } from '@svc/ledger';
-import { TreasuryCycleStore, treasury as treasuryModel, type LastCycle } from '@svc/projections';
+import { TreasuryCycleStore, type LastCycle } from '@svc/marketdata';
+import { treasury as treasuryModel } from '@svc/projections';
 import { ensureTreasuryCitizen, serviceTokenMint, type Runtime } from '@svc/runtime';
 
 const ulid = monotonicFactory();
