@@ -29,7 +29,8 @@ import { startPortfolioRefresher, type PortfolioRefresh } from '@svc/app-workers
 import { SolanaChain, rawToUi } from '@svc/chain';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { LedgerWriter, PostgresEventStore } from '@svc/ledger';
-import { PortfolioStore, Projector, projections } from '@svc/projections';
+import { PortfolioStore } from '@svc/marketdata';
+import { Projector, projections } from '@svc/projections';
 import { openDatabase } from '@svc/readmodel';
 import { LeaderboardCache } from '../apps/api/src/society/leaderboard';
 import { freshDatabase, tempDir } from '../test/support/env';

@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import type { MarketState } from '@svc/chain';
 import { ledgerModel, type ActionName, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { LEDGER_STREAM, LedgerWriter, PostgresEventStore, type LedgerEntry } from '@svc/ledger';
-import { MarketStore, Projector, handles, projections, rebuildReadModels, tokens } from '@svc/projections';
+import { MarketStore } from '@svc/marketdata';
+import { Projector, handles, projections, rebuildReadModels, tokens } from '@svc/projections';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { ledgerModel, type ActionName, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { LEDGER_STREAM, LedgerWriter, PostgresEventStore } from '@svc/ledger';
-import { Projector, TreasuryCycleStore, projections, treasury } from '@svc/projections';
+import { TreasuryCycleStore } from '@svc/marketdata';
+import { Projector, projections, treasury } from '@svc/projections';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 

@@ -5,6 +5,7 @@ import { DOORBELL_CHANNEL, PROJECTED_CHANNEL, type Bus, type Notification } from
 import { kindOf } from '@svc/domain';
 import { RINGING_KINDS, type ClaimedDelivery, type DeliveryStatus, type DoorbellStore } from '@svc/vault';
 import { createDoorbellAgent, postOnce, signBody, type PostOutcome } from './delivery';
+import { WorkerLoop } from './loop';
 
 /** One attempt as recorded: what was sent, what came back, and where it left the delivery and its doorbell. */
 export interface RecordedAttempt {
@@ -105,11 +106,7 @@ class DoorbellWorker implements RunningDoorbellWorker {
   private readonly tuning: Required<Omit<DoorbellWorkerTuning, 'lookup' | 'random' | 'onAttemptRecorded'>>;
   private readonly random: () => number;
   private readonly inFlight = new Map<Promise<void>, AbortController>();
-  private stopping = false;
-  private wakeRequested = false;
-  private wakeUp: (() => void) | undefined;
-  private loopDone: Promise<void> = Promise.resolve();
-  private unsubscribe: Array<() => Promise<void>> = [];
+  private readonly loop: WorkerLoop;
   private stopped: Promise<void> | undefined;
 
   constructor(
@@ -128,74 +125,40 @@ class DoorbellWorker implements RunningDoorbellWorker {
       fanoutBatch: pick('fanoutBatch'),
     };
     this.random = options.random ?? Math.random;
+    this.loop = new WorkerLoop({
+      name: 'doorbell worker',
+      log: options.log,
+      pass: () => this.pass(),
+      retryMs: this.tuning.pollMs,
+      wakeOn: { bus: options.bus, channels: { [PROJECTED_CHANNEL]: rings, [DOORBELL_CHANNEL]: () => true } },
+    });
   }
 
   async start(): Promise<void> {
-    const { bus } = this.options;
-    if (bus) {
-      this.unsubscribe.push(
-        await bus.subscribe(PROJECTED_CHANNEL, (message) => {
-          if (rings(message)) this.wake();
-        }),
-      );
-      this.unsubscribe.push(await bus.subscribe(DOORBELL_CHANNEL, () => this.wake()));
-    }
-    this.loopDone = this.loop();
+    await this.loop.start();
     this.options.log.info({ concurrency: this.tuning.concurrency, allow_loopback: this.options.allowLoopback }, 'doorbell worker started');
   }
 
   wake(): void {
-    this.wakeRequested = true;
-    this.wakeUp?.();
+    this.loop.wake();
   }
 
-  private async loop(): Promise<void> {
-    const { store, log } = this.options;
-    while (!this.stopping) {
-      this.wakeRequested = false;
-      let again = false;
-      let soon = false;
-      try {
-        const fanned = await store.fanOut(this.tuning.fanoutBatch);
-        again ||= fanned.more;
-        soon ||= fanned.locked;
-        const free = this.tuning.concurrency - this.inFlight.size;
-        if (free > 0 && !this.stopping) {
-          const claimed = await store.claimDue(free, this.tuning.leaseMs);
-          // With every slot taken, the next pass comes when one frees up (launch wakes the loop).
-          for (const delivery of claimed) this.launch(delivery);
-        }
-      } catch (error) {
-        if (this.stopping) break;
-        log.warn({ err: error }, 'doorbell worker pass failed; trying again');
-        await this.sleep(this.tuning.pollMs);
-        continue;
-      }
-      if (again || this.wakeRequested) continue;
-      let waitMs = this.tuning.pollMs;
-      if (soon) waitMs = Math.min(waitMs, 50);
-      else if (this.inFlight.size < this.tuning.concurrency) {
-        const due = await store.msUntilNextDue().catch(() => undefined);
-        // At least a beat: a row due now that this pass did not get is being claimed by another worker.
-        if (due !== undefined) waitMs = Math.min(waitMs, Math.max(10, Math.ceil(due)));
-      }
-      await this.sleep(waitMs);
+  /** Fans out what the ledger added, starts what is due while slots are free; resolves with how long to sleep. */
+  private async pass(): Promise<number> {
+    const { store } = this.options;
+    const fanned = await store.fanOut(this.tuning.fanoutBatch);
+    const free = this.tuning.concurrency - this.inFlight.size;
+    if (free > 0 && !this.loop.stopping) {
+      const claimed = await store.claimDue(free, this.tuning.leaseMs);
+      // With every slot taken, the next pass comes when one frees up (launch wakes the loop).
+      for (const delivery of claimed) this.launch(delivery);
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.wakeRequested || this.stopping) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
-        this.wakeUp = undefined;
-        done();
-      };
-    });
+    if (fanned.more || this.loop.woken) return 0;
+    if (fanned.locked) return Math.min(this.tuning.pollMs, 50);
+    if (this.inFlight.size >= this.tuning.concurrency) return this.tuning.pollMs;
+    const due = await store.msUntilNextDue().catch(() => undefined);
+    // At least a beat: a row due now that this pass did not get is being claimed by another worker.
+    return due === undefined ? this.tuning.pollMs : Math.min(this.tuning.pollMs, Math.max(10, Math.ceil(due)));
   }
 
   private launch(delivery: ClaimedDelivery): void {
@@ -267,10 +230,7 @@ class DoorbellWorker implements RunningDoorbellWorker {
    */
   stop(): Promise<void> {
     this.stopped ??= (async () => {
-      this.stopping = true;
-      this.wake();
-      await Promise.all(this.unsubscribe.splice(0).map((unsubscribe) => unsubscribe().catch(() => undefined)));
-      await this.loopDone;
+      await this.loop.stop();
       const all = Promise.allSettled([...this.inFlight.keys()]);
       let timer: NodeJS.Timeout | undefined;
       const graceOver = await Promise.race([all.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), this.tuning.stopGraceMs)))]);

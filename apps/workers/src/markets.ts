@@ -3,7 +3,9 @@ import type { Logger } from 'pino';
 import { PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
 import { readMarketStates, type MarketState, type SolanaChain } from '@svc/chain';
 import type { LedgerEntry } from '@svc/ledger';
-import { MarketStore, actionDetails, mintsOf, readCheckpoint, tokens } from '@svc/projections';
+import { MarketStore } from '@svc/marketdata';
+import { actionDetails, mintsOf, readCheckpoint, tokens } from '@svc/projections';
+import { WorkerLoop } from './loop';
 
 /** How often every service coin (and every mint asked about lately) is read again from the chain. */
 export const MARKET_REFRESH_MS = 5_000;
@@ -62,12 +64,7 @@ class MarketRefresher implements RunningMarketRefresher {
   /** Mints named by actions the projector announced, with the ledger position that announced them. */
   private pending = new Map<string, number>();
   private nextPassAt = 0;
-  private stopping = false;
-  private wakeRequested = false;
-  private wakeUp: (() => void) | undefined;
-  private loopDone: Promise<void> = Promise.resolve();
-  private unsubscribe: (() => Promise<void>) | undefined;
-  private failing = false;
+  private readonly loop: WorkerLoop;
 
   constructor(
     private readonly options: MarketRefresherOptions,
@@ -75,14 +72,21 @@ class MarketRefresher implements RunningMarketRefresher {
   ) {
     this.everyMs = options.everyMs ?? MARKET_REFRESH_MS;
     this.requestedWithinMs = options.requestedWithinMs ?? MARKET_REQUESTED_WITHIN_MS;
+    this.loop = new WorkerLoop({
+      name: 'market refresher',
+      log: options.log,
+      pass: () => this.loopPass(),
+      retryMs: this.everyMs,
+      wakeOn: { bus: options.bus, channels: { [PROJECTED_CHANNEL]: (message) => this.noticed(message) } },
+    });
   }
 
-  async start(): Promise<void> {
-    if (this.options.bus) this.unsubscribe = await this.options.bus.subscribe(PROJECTED_CHANNEL, (message) => this.noticed(message));
-    this.loopDone = this.loop();
+  start(): Promise<void> {
+    return this.loop.start();
   }
 
-  private noticed(message: Notification): void {
+  /** Notes the mints the announced actions name; true when there are any to read. */
+  private noticed(message: Notification): boolean {
     const entries = Array.isArray(message.entries) ? (message.entries as LedgerEntry[]) : [];
     let named = false;
     for (const entry of entries) {
@@ -92,50 +96,20 @@ class MarketRefresher implements RunningMarketRefresher {
         named = true;
       }
     }
-    if (named) this.wake();
+    return named;
   }
 
-  private wake(): void {
-    this.wakeRequested = true;
-    this.wakeUp?.();
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopping) {
-      this.wakeRequested = false;
-      const pending = this.pending;
-      this.pending = new Map();
-      try {
-        if (pending.size > 0) await this.refresh([...pending.keys()], Math.max(...pending.values()));
-        const now = Date.now();
-        if (now >= this.nextPassAt) {
-          this.nextPassAt = now + this.everyMs;
-          if (await this.store.claimPeriodicPass(this.everyMs, now)) await this.pass(now);
-        }
-        if (this.failing) this.options.log.info('market refresher reads the chain again');
-        this.failing = false;
-      } catch (error) {
-        if (this.stopping) break;
-        if (!this.failing) this.options.log.warn({ err: error }, 'market refresher pass failed; trying again next period');
-        this.failing = true;
-      }
-      if (this.stopping || this.wakeRequested || this.pending.size > 0) continue;
-      await this.sleep(Math.max(10, this.nextPassAt - Date.now()));
+  /** The mints announced since the last pass, then the periodic pass when its period is due and this process claims it. */
+  private async loopPass(): Promise<number> {
+    const pending = this.pending;
+    this.pending = new Map();
+    if (pending.size > 0) await this.refresh([...pending.keys()], Math.max(...pending.values()));
+    const now = Date.now();
+    if (now >= this.nextPassAt) {
+      this.nextPassAt = now + this.everyMs;
+      if (await this.store.claimPeriodicPass(this.everyMs, now)) await this.pass(now);
     }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
-        this.wakeUp = undefined;
-        done();
-      };
-    });
+    return Math.max(10, this.nextPassAt - Date.now());
   }
 
   async refreshAll(): Promise<void> {
@@ -147,7 +121,7 @@ class MarketRefresher implements RunningMarketRefresher {
     const ledgerSeq = await readCheckpoint(db, readModelSchema);
     const [service, requested] = await Promise.all([tokens.allMints(db, readModelSchema), this.store.requestedSince(now - this.requestedWithinMs)]);
     const mints = [...new Set([...service, ...requested])];
-    for (let i = 0; i < mints.length && !this.stopping; i += MINTS_PER_READ) await this.read(mints.slice(i, i + MINTS_PER_READ), ledgerSeq, true);
+    for (let i = 0; i < mints.length && !this.loop.stopping; i += MINTS_PER_READ) await this.read(mints.slice(i, i + MINTS_PER_READ), ledgerSeq, true);
   }
 
   async refresh(mints: string[], ledgerSeq?: number): Promise<MarketState[]> {
@@ -171,10 +145,7 @@ class MarketRefresher implements RunningMarketRefresher {
     return found;
   }
 
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.wake();
-    await this.unsubscribe?.().catch(() => undefined);
-    await this.loopDone;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 }

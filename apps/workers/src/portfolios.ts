@@ -1,21 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import bs58 from 'bs58';
-import { PublicKey, SolanaJSONRPCError, type Connection } from '@solana/web3.js';
-import { ASSOCIATED_TOKEN_PROGRAM_ID, AccountLayout } from '@solana/spl-token';
+import { PublicKey, type Connection } from '@solana/web3.js';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { ACCOUNTS_PER_CALL, TOKEN_PROGRAMS, rawToUi, readMarketStates, type SolanaChain } from '@svc/chain';
-import {
-  MarketStore,
-  PortfolioStore,
-  portfolios,
-  readCheckpoint,
-  type FoundTokenAccount,
-  type MarketView,
-  type PortfolioRow,
-  type RefreshSummary,
-} from '@svc/projections';
+import { TOKEN_PROGRAMS, rawToUi, readMarketStates, type SolanaChain } from '@svc/chain';
+import { MarketStore, PortfolioStore, type FoundTokenAccount, type MarketView, type PortfolioRow, type RefreshSummary } from '@svc/marketdata';
+import { actions, agents, readCheckpoint, tokens } from '@svc/projections';
+import { WorkerLoop, renewWhileHeld } from './loop';
+import { TOKEN_ACCOUNT_HEAD, associatedTokenAddress, readAccountHeads, scanWallets } from './walletReads';
 
 /** How often every citizen's portfolio is read again from the chain (one process per period). */
 export const PORTFOLIO_REFRESH_MS = 60_000;
@@ -25,15 +18,8 @@ const CLAIM_POLL_MS = 5_000;
 const LEASE_MS = 60_000;
 /** How often a waiting explicit refresh asks again for a refresh another process holds. */
 const CLAIM_RETRY_MS = 100;
-/** getMultipleAccounts calls in flight at once: a refresh of 10,000 citizens is a few hundred of them. */
-const CALLS_AT_ONCE = 4;
-/** Wallets scanned (getTokenAccountsByOwner, one call per token program) at once. */
-const SCANS_AT_ONCE = 4;
 /** A cached market figure older than this, or one that predates the coin's last action, is read again. */
 const MARKET_MAX_AGE_MS = 30_000;
-const TOKEN_ACCOUNT_SIZE = AccountLayout.span;
-/** A token account's mint, owner and amount: all a refresh reads of it. */
-const TOKEN_ACCOUNT_HEAD = 72;
 /** Token account addresses derived between two turns of the event loop. */
 const DERIVATIONS_PER_SLICE = 100;
 
@@ -90,21 +76,15 @@ export async function startPortfolioRefresher(options: PortfolioRefresherOptions
   const store = await new PortfolioStore(options.db).init();
   const markets = await new MarketStore(options.db).init();
   const refresher = new PortfolioRefresher(options, store, markets);
-  refresher.start();
+  await refresher.start();
   return refresher;
 }
 
-class Stopped extends Error {}
-
 class PortfolioRefresher implements RunningPortfolioRefresher {
   private readonly everyMs: number;
-  private readonly pollMs: number;
   private readonly leaseMs: number;
   private readonly holder = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  private stopping = false;
-  private wakeUp: (() => void) | undefined;
-  private loopDone: Promise<void> = Promise.resolve();
-  private failing = false;
+  private readonly loop: WorkerLoop;
 
   constructor(
     private readonly options: PortfolioRefresherOptions,
@@ -112,42 +92,13 @@ class PortfolioRefresher implements RunningPortfolioRefresher {
     private readonly markets: MarketStore,
   ) {
     this.everyMs = options.everyMs ?? PORTFOLIO_REFRESH_MS;
-    this.pollMs = options.pollMs ?? Math.min(this.everyMs, CLAIM_POLL_MS);
     this.leaseMs = options.leaseMs ?? LEASE_MS;
+    const pollMs = options.pollMs ?? Math.min(this.everyMs, CLAIM_POLL_MS);
+    this.loop = new WorkerLoop({ name: 'portfolio refresher', log: options.log, pass: () => this.runPeriodic().then(() => pollMs), retryMs: pollMs });
   }
 
-  start(): void {
-    this.loopDone = this.loop();
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopping) {
-      try {
-        await this.runPeriodic();
-        if (this.failing) this.options.log.info('portfolio refresher reads the chain again');
-        this.failing = false;
-      } catch (error) {
-        if (this.stopping) break;
-        if (!this.failing) this.options.log.warn({ err: error }, 'portfolio refresh failed; trying again next period');
-        this.failing = true;
-      }
-      if (this.stopping) break;
-      await this.sleep(this.pollMs);
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
-        this.wakeUp = undefined;
-        done();
-      };
-    });
+  start(): Promise<void> {
+    return this.loop.start();
   }
 
   runPeriodic(): Promise<PortfolioRefresh | null> {
@@ -156,7 +107,7 @@ class PortfolioRefresher implements RunningPortfolioRefresher {
 
   async refresh(): Promise<PortfolioRefresh> {
     for (;;) {
-      if (this.stopping) throw new Stopped('the portfolio refresher is stopping');
+      this.loop.signal.throwIfAborted();
       const done = await this.claimed(false);
       if (done) return done;
       await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_MS));
@@ -167,9 +118,7 @@ class PortfolioRefresher implements RunningPortfolioRefresher {
   private async claimed(periodic: boolean): Promise<PortfolioRefresh | null> {
     const claim = { now: Date.now(), leaseMs: this.leaseMs, everyMs: this.everyMs, periodic };
     if (!(await this.store.claim(this.holder, claim))) return null;
-    const heartbeat = setInterval(() => {
-      this.store.extend(this.holder, Date.now() + this.leaseMs).catch((error) => this.options.log.warn({ err: error }, 'portfolio refresh lease not extended'));
-    }, Math.max(1_000, this.leaseMs / 3));
+    const lease = renewWhileHeld(() => this.store.extend(this.holder, Date.now() + this.leaseMs), this.leaseMs, this.options.log, 'portfolio refresh');
     try {
       const refresh = { ...(await this.pass()), periodic };
       try {
@@ -179,13 +128,9 @@ class PortfolioRefresher implements RunningPortfolioRefresher {
       }
       return refresh;
     } finally {
-      clearInterval(heartbeat);
+      lease.stop();
       await this.store.release(this.holder).catch((error) => this.options.log.warn({ err: error }, 'portfolio refresh lease not released'));
     }
-  }
-
-  private check(): void {
-    if (this.stopping) throw new Stopped('the portfolio refresher is stopping');
   }
 
   private async pass(): Promise<RefreshSummary> {
@@ -197,13 +142,13 @@ class PortfolioRefresher implements RunningPortfolioRefresher {
     const ledgerSeq = await readCheckpoint(db, readModelSchema);
     const solUsdPrice = chain.solUsd();
     const [citizens, pairs, unnamed, scannedSeqs, stored] = await Promise.all([
-      portfolios.citizens(db, readModelSchema),
-      portfolios.heldPairs(db, readModelSchema),
-      portfolios.lastUnnamedTokenMoves(db, readModelSchema, ledgerSeq),
+      agents.citizenWallets(db, readModelSchema),
+      tokens.heldPairs(db, readModelSchema),
+      actions.lastUnnamedTokenMoves(db, readModelSchema, ledgerSeq),
       this.store.scannedSeqs(),
       this.store.accounts(),
     ]);
-    this.check();
+    this.loop.signal.throwIfAborted();
 
     // Wallets whose holdings the pairs cannot tell: scanned now, what earlier scans found there replaced.
     const toScan = citizens.filter((c) => {
@@ -211,17 +156,17 @@ class PortfolioRefresher implements RunningPortfolioRefresher {
       if (c.custody === 'self' && scanned === null) return true;
       return (unnamed.get(c.agent_id) ?? -1) > (scanned ?? -1);
     });
-    const scannedNow = await this.scan(connection, toScan);
+    const scannedNow = await scanWallets(connection, toScan);
     const rescanned = new Set(toScan.map((c) => c.agent_id));
     const known = stored.filter((a) => a.source === 'pair' || !rescanned.has(a.agent_id));
-    this.check();
+    this.loop.signal.throwIfAborted();
 
     // Each coin's token program, decimals and price.
     const lastAction = new Map<string, number>();
     for (const pair of pairs) lastAction.set(pair.mint, Math.max(lastAction.get(pair.mint) ?? -1, pair.last_seq));
     for (const account of [...known, ...scannedNow]) if (!lastAction.has(account.mint)) lastAction.set(account.mint, -1);
     const { coins, marketsRead } = await this.coins(connection, lastAction, ledgerSeq);
-    this.check();
+    this.loop.signal.throwIfAborted();
 
     // The associated account of each pair no refresh derived before.
     const derived = new Set(known.filter((a) => a.source === 'pair').map((a) => `${a.agent_id}|${a.mint}`));
@@ -235,7 +180,7 @@ class PortfolioRefresher implements RunningPortfolioRefresher {
       // A third of a millisecond each: the process (the API too, when embedded) gets its turn between slices.
       if (++derivedNow % DERIVATIONS_PER_SLICE === 0) {
         await new Promise((resolve) => setImmediate(resolve));
-        this.check();
+        this.loop.signal.throwIfAborted();
       }
       const account = associatedTokenAddress(new PublicKey(pair.mint), new PublicKey(citizen.wallet), coin.programId);
       added.push({ agent_id: pair.agent_id, account, mint: pair.mint, token_program: coin.programId.toBase58(), source: 'pair' });
@@ -249,8 +194,8 @@ class PortfolioRefresher implements RunningPortfolioRefresher {
       if (citizen !== undefined && coins.has(account.mint)) held.set(account.account, { citizen, mint: account.mint });
     }
     const heldKeys = [...held.keys()];
-    const read = await this.readAccounts(connection, [...citizens.map((c) => c.wallet), ...heldKeys]);
-    this.check();
+    const read = await readAccountHeads(connection, [...citizens.map((c) => c.wallet), ...heldKeys], this.loop.signal);
+    this.loop.signal.throwIfAborted();
 
     // A token account's mint, owner and amount sit at the same offsets in both token programs' layouts.
     const walletBytes = citizens.map((c) => Buffer.from(bs58.decode(c.wallet)));
@@ -323,31 +268,9 @@ class PortfolioRefresher implements RunningPortfolioRefresher {
       api_priced: unpriced.length,
       duration_ms: 0,
     };
-    this.check();
+    this.loop.signal.throwIfAborted();
     await this.store.save(rows, { scannedAgentIds: [...rescanned], added }, { ...summary, duration_ms: Date.now() - started });
     return { ...summary, duration_ms: Date.now() - started };
-  }
-
-  /** Every token account of each wallet, under both token programs. */
-  private async scan(connection: Connection, citizens: portfolios.PricedCitizen[]): Promise<FoundTokenAccount[]> {
-    const found: FoundTokenAccount[] = [];
-    let next = 0;
-    const worker = async () => {
-      while (next < citizens.length) {
-        const citizen = citizens[next++]!;
-        const owner = new PublicKey(citizen.wallet);
-        for (const programId of TOKEN_PROGRAMS) {
-          const { value } = await connection.getTokenAccountsByOwner(owner, { programId }, 'confirmed');
-          for (const { pubkey, account } of value) {
-            if (account.data.length < TOKEN_ACCOUNT_SIZE) continue;
-            const mint = AccountLayout.decode(account.data.subarray(0, TOKEN_ACCOUNT_SIZE)).mint.toBase58();
-            found.push({ agent_id: citizen.agent_id, account: pubkey.toBase58(), mint, token_program: programId.toBase58(), source: 'scan' });
-          }
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(SCANS_AT_ONCE, citizens.length) }, worker));
-    return found;
   }
 
   /**
@@ -380,75 +303,9 @@ class PortfolioRefresher implements RunningPortfolioRefresher {
     return { coins, marketsRead: stale.length };
   }
 
-  /**
-   * Accounts in order (their lamports, owner and first 72 bytes of data), 100 keys a call, a few calls at a time;
-   * the slot is the lowest any call answered at. The request goes through the Connection's own transport, but its
-   * reply is not handed to web3.js's parser: that validates every account field by field and, for the tens of
-   * thousands of accounts a refresh reads, costs more CPU than the reads themselves.
-   */
-  private async readAccounts(connection: Connection, keys: string[]): Promise<{ accounts: Array<AccountHead | null>; slot: number; calls: number }> {
-    const accounts: Array<AccountHead | null> = new Array(keys.length).fill(null);
-    const calls = Math.ceil(keys.length / ACCOUNTS_PER_CALL);
-    const request = (connection as unknown as { _rpcRequest(method: string, args: unknown[]): Promise<RawReply> })._rpcRequest.bind(connection);
-    let slot = Number.MAX_SAFE_INTEGER;
-    let next = 0;
-    const worker = async () => {
-      while (next < calls) {
-        this.check();
-        const at = next++ * ACCOUNTS_PER_CALL;
-        const batch = keys.slice(at, at + ACCOUNTS_PER_CALL);
-        const reply = await request('getMultipleAccounts', [batch, { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: TOKEN_ACCOUNT_HEAD } }]);
-        if (reply.error) throw new SolanaJSONRPCError(reply.error, 'failed to get info about accounts');
-        const value = reply.result?.value;
-        const answeredAt = reply.result?.context?.slot;
-        if (!Array.isArray(value) || value.length !== batch.length || typeof answeredAt !== 'number') {
-          throw new SolanaJSONRPCError({ code: -32603, message: 'the RPC answered getMultipleAccounts with something other than its documented result' }, 'unexpected RPC reply');
-        }
-        slot = Math.min(slot, answeredAt);
-        value.forEach((info, i) => {
-          if (info) accounts[at + i] = { lamports: info.lamports, owner: info.owner, data: Buffer.from(info.data[0], 'base64') };
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(CALLS_AT_ONCE, calls) }, worker));
-    return { accounts, slot: calls > 0 ? slot : 0, calls };
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
-
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.wakeUp?.();
-    await this.loopDone;
-  }
-}
-
-/**
- * The owner's associated token account of `mint`, derived as spl-token derives it but not through
- * PublicKey.findProgramAddressSync, which the runtime makes remember the addresses trades derive: tens of
- * thousands of holdings derived once each would push those out.
- */
-function associatedTokenAddress(mint: PublicKey, owner: PublicKey, programId: PublicKey): string {
-  const seeds = [owner.toBuffer(), programId.toBuffer(), mint.toBuffer()];
-  for (let bump = 255; bump >= 0; bump--) {
-    try {
-      return PublicKey.createProgramAddressSync([...seeds, Buffer.from([bump])], ASSOCIATED_TOKEN_PROGRAM_ID).toBase58();
-    } catch {
-      // On the curve: the next bump.
-    }
-  }
-  throw new Error(`no associated token account address for ${owner.toBase58()} and ${mint.toBase58()}`);
-}
-
-/** What a refresh needs of an account: its lamports, its owner program and the head of its data. */
-interface AccountHead {
-  lamports: number;
-  owner: string;
-  data: Buffer;
-}
-
-/** A getMultipleAccounts reply as it arrives (base64, dataSlice). */
-interface RawReply {
-  error?: { code: unknown; message: string; data?: unknown };
-  result?: { context?: { slot?: unknown }; value?: Array<{ lamports: number; owner: string; data: [string, string] } | null> };
 }
 
 /** How one coin is held and priced. */

@@ -7,8 +7,10 @@ import { ACTION_LEASE_MS, type ActionOutcome, type Build, type ObserveSpec } fro
 import { ACCOUNTS_PER_CALL, lamportsToSol, mintInfo, rawToUi, readMarket, solToLamports, tokenBalanceRaw } from '@svc/chain';
 import { Rejected, treasuryFlowOf, type ActionName, type ActionRecordedData, type Citizen } from '@svc/domain';
 import { LEDGER_STREAM, type LedgerEntry } from '@svc/ledger';
-import { TreasuryCycleStore, treasury as treasuryModel, type LastCycle } from '@svc/projections';
+import { TreasuryCycleStore, type LastCycle } from '@svc/marketdata';
+import { treasury as treasuryModel } from '@svc/projections';
 import { ensureTreasuryCitizen, serviceTokenMint, type Runtime } from '@svc/runtime';
+import { WorkerLoop, WorkerStopping, renewWhileHeld } from './loop';
 
 const ulid = monotonicFactory();
 
@@ -51,12 +53,6 @@ export interface RunningTreasury {
    */
   runCycle(): Promise<CycleOutcome>;
   stop(): Promise<void>;
-}
-
-class CycleStopped extends Error {
-  constructor() {
-    super('the worker is stopping');
-  }
 }
 
 /** What one cycle did, in lamports and base units until it is shown. */
@@ -113,9 +109,7 @@ export async function startTreasuryWorker(runtime: Runtime, tuning: TreasuryTuni
 
 class TreasuryWorker implements RunningTreasury {
   private readonly everyMs: number;
-  private stopping = false;
-  private wakeUp: (() => void) | undefined;
-  private loopDone: Promise<void> = Promise.resolve();
+  private readonly loop: WorkerLoop;
 
   constructor(
     private readonly runtime: Runtime,
@@ -123,6 +117,7 @@ class TreasuryWorker implements RunningTreasury {
     private readonly tuning: TreasuryTuning,
   ) {
     this.everyMs = tuning.everyMs ?? runtime.config.treasuryCycleMs;
+    this.loop = new WorkerLoop({ name: 'treasury worker', log: runtime.log, pass: () => this.scheduledCycle(), retryMs: this.everyMs });
   }
 
   private get connection(): Connection {
@@ -132,36 +127,15 @@ class TreasuryWorker implements RunningTreasury {
   async start(): Promise<void> {
     // @treasury exists from the first start of any process that runs cycles, whether or not a cycle ever runs.
     await ensureTreasuryCitizen(this.runtime).catch((error) => this.runtime.log.error({ err: error }, 'the treasury is not on the ledger; its cycles will fail'));
-    if (this.everyMs > 0) this.loopDone = this.loop();
+    if (this.everyMs > 0) await this.loop.start();
   }
 
-  private async loop(): Promise<void> {
-    while (!this.stopping) {
-      let outcome: CycleOutcome | undefined;
-      try {
-        outcome = await this.cycle(true);
-        if (outcome.ran) this.runtime.log.info({ last_cycle: outcome.cycle }, 'treasury cycle');
-      } catch (error) {
-        if (!this.stopping) this.runtime.log.warn({ err: error }, 'treasury cycle failed; the next one tries again');
-      }
-      if (outcome) this.tuning.onCycle?.(outcome);
-      await this.sleep(this.everyMs);
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.stopping) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeUp = () => {
-        this.wakeUp = undefined;
-        done();
-      };
-    });
+  /** The cycle of the period, when it is due and no other process runs one. */
+  private async scheduledCycle(): Promise<number> {
+    const outcome = await this.cycle(true);
+    if (outcome.ran) this.runtime.log.info({ last_cycle: outcome.cycle }, 'treasury cycle');
+    this.tuning.onCycle?.(outcome);
+    return this.everyMs;
   }
 
   runCycle(): Promise<CycleOutcome> {
@@ -174,30 +148,22 @@ class TreasuryWorker implements RunningTreasury {
     if (n === undefined) return { ran: false, reason: scheduled ? 'no cycle is due, or another process is running it' : 'another process is running a cycle' };
     const at = Date.now();
     const tally = new Tally();
-    let lost = false;
-    const keep = async () => {
-      if (this.stopping) throw new CycleStopped();
-      if (lost || !(await this.store.renew(holder, n, TREASURY_LEASE_MS))) throw new Error(`cycle ${n} lost its lease to another process`);
-    };
     // A renewal the heartbeat could not make means another process may own the cycle: the next step stops.
-    const heartbeat = setInterval(
-      () =>
-        void this.store.renew(holder, n, TREASURY_LEASE_MS).then(
-          (held) => (lost ||= !held),
-          () => undefined,
-        ),
-      TREASURY_LEASE_MS / 3,
-    );
-    heartbeat.unref();
+    const lease = renewWhileHeld(() => this.store.renew(holder, n, TREASURY_LEASE_MS), TREASURY_LEASE_MS, this.runtime.log, 'treasury cycle');
+    const keep = async () => {
+      this.loop.signal.throwIfAborted();
+      if (lease.lost || !(await this.store.renew(holder, n, TREASURY_LEASE_MS))) throw new Error(`cycle ${n} lost its lease to another process`);
+    };
     try {
       await this.steps(n, tally, keep);
     } catch (error) {
-      tally.skipped = error instanceof CycleStopped ? 'stopped before it finished; the next cycle burns what it bought' : `failed: ${(error as Error).message}`;
+      const stopped = error instanceof WorkerStopping;
+      tally.skipped = stopped ? 'stopped before it finished; the next cycle burns what it bought' : `failed: ${(error as Error).message}`;
       await this.store.finish(holder, n, tally.view(n, at)).catch(() => undefined);
-      if (error instanceof CycleStopped) return { ran: true, cycle: tally.view(n, at) };
+      if (stopped) return { ran: true, cycle: tally.view(n, at) };
       throw error;
     } finally {
-      clearInterval(heartbeat);
+      lease.stop();
     }
     const last = tally.view(n, at);
     await this.store.finish(holder, n, last);
@@ -368,10 +334,8 @@ class TreasuryWorker implements RunningTreasury {
     return true;
   }
 
-  async stop(): Promise<void> {
-    this.stopping = true;
-    this.wakeUp?.();
-    await this.loopDone;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 }
 

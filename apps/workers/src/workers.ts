@@ -1,8 +1,8 @@
-import { startOutboxRecovery } from '@svc/actions';
 import { projections, readModelMigrations } from '@svc/projections';
 import { migrate } from '@svc/readmodel';
 import type { Runtime } from '@svc/runtime';
 import { startDoorbellWorker, type DoorbellWorkerTuning, type RunningDoorbellWorker } from './doorbellWorker';
+import { WorkerLoop } from './loop';
 import { startMarketRefresher, type MarketRefresherTuning, type RunningMarketRefresher } from './markets';
 import { startPortfolioRefresher, type PortfolioRefresherTuning, type RunningPortfolioRefresher } from './portfolios';
 import { startTreasuryWorker, type RunningTreasury, type TreasuryTuning } from './treasury';
@@ -29,64 +29,58 @@ export interface RunningWorkers {
 
 /**
  * Every background loop of the service, on the process's runtime: `npm run start:workers` runs them
- * alone, `npm start` beside the API. Any number of processes may run them at once.
+ * alone, `npm start` beside the API. Any number of processes may run them at once. Each runs on a WorkerLoop.
  */
 export async function startWorkers(runtime: Runtime, options: WorkersOptions = {}): Promise<RunningWorkers> {
   const { config, log } = runtime;
   // The doorbell fan-out reads the projector's `entries`; whichever process starts first creates the read models.
   await migrate(runtime.database.db, config.readModelSchema, readModelMigrations(projections));
-  const doorbells = await startDoorbellWorker({
-    store: runtime.doorbells,
-    bus: runtime.bus,
-    log,
-    allowLoopback: config.doorbellAllowLoopback,
-    caFile: config.doorbellCaFile,
-    ...options.doorbellWorker,
-  });
-  // Confirmed transactions that a crashed or failed request left unrecorded are recorded; the rest freed.
-  const outboxRecovery = startOutboxRecovery(runtime.pipeline, log, options.outboxRecoveryEveryMs ?? config.outboxRecoveryMs);
-  const markets = await startMarketRefresher({
-    db: runtime.database.db,
-    readModelSchema: config.readModelSchema,
-    chain: () => runtime.chain,
-    bus: runtime.bus,
-    log,
-    ...options.markets,
-  }).catch(async (error) => {
-    await outboxRecovery.stop();
-    await doorbells.stop();
-    throw error;
-  });
-  const portfolios = await startPortfolioRefresher({
-    db: runtime.database.db,
-    readModelSchema: config.readModelSchema,
-    chain: () => runtime.chain,
-    log,
-    ...options.portfolios,
-  }).catch(async (error) => {
-    await markets.stop();
-    await outboxRecovery.stop();
-    await doorbells.stop();
-    throw error;
-  });
-  const treasury = await startTreasuryWorker(runtime, options.treasury).catch(async (error) => {
-    await portfolios.stop();
-    await markets.stop();
-    await outboxRecovery.stop();
-    await doorbells.stop();
-    throw error;
-  });
-  return {
-    doorbells,
-    markets,
-    portfolios,
-    treasury,
-    async stop() {
-      await treasury.stop();
-      await portfolios.stop();
-      await markets.stop();
-      await outboxRecovery.stop();
-      await doorbells.stop();
-    },
+  const started: Array<{ stop(): Promise<void> }> = [];
+  const stopAll = async () => {
+    for (const worker of started.splice(0).reverse()) await worker.stop();
   };
+  const start = async <T extends { stop(): Promise<void> }>(worker: Promise<T>): Promise<T> => {
+    const running = await worker.catch(async (error) => {
+      await stopAll();
+      throw error;
+    });
+    started.push(running);
+    return running;
+  };
+  const doorbells = await start(
+    startDoorbellWorker({
+      store: runtime.doorbells,
+      bus: runtime.bus,
+      log,
+      allowLoopback: config.doorbellAllowLoopback,
+      caFile: config.doorbellCaFile,
+      ...options.doorbellWorker,
+    }),
+  );
+  await start(startOutboxRecovery(runtime, options.outboxRecoveryEveryMs ?? config.outboxRecoveryMs));
+  const chainReaders = { db: runtime.database.db, readModelSchema: config.readModelSchema, chain: () => runtime.chain, log };
+  const markets = await start(startMarketRefresher({ ...chainReaders, bus: runtime.bus, ...options.markets }));
+  const portfolios = await start(startPortfolioRefresher({ ...chainReaders, ...options.portfolios }));
+  const treasury = await start(startTreasuryWorker(runtime, options.treasury));
+  return { doorbells, markets, portfolios, treasury, stop: stopAll };
+}
+
+/**
+ * Settles the on-chain outbox at start and every `everyMs`: confirmed transactions that a crashed or failed
+ * request left unrecorded are recorded; the rest freed.
+ */
+async function startOutboxRecovery(runtime: Runtime, everyMs: number): Promise<WorkerLoop> {
+  const { log } = runtime;
+  const loop = new WorkerLoop({
+    name: 'outbox recovery',
+    log,
+    retryMs: everyMs,
+    async pass(signal) {
+      const settled = await runtime.pipeline.recover(signal);
+      if (settled.length > 0) log.info({ settled }, 'outbox recovery pass');
+      return everyMs;
+    },
+  });
+  await loop.start();
+  return loop;
 }

@@ -41,3 +41,19 @@ export async function listActions(db: Kysely<any>, schema: string, options: { ag
   if (options.afterSeq !== undefined) query = query.where('x.seq', '>', options.afterSeq);
   return (await query.execute()).map(toAction);
 }
+
+/**
+ * By citizen: the ledger position of its last action that may have moved tokens the (citizen, coin) pairs do not
+ * name: a `submit` (any transaction the citizen signed and sent through /tx/submit; its record names programs, not
+ * mints). Only actions at or before `upTo`.
+ */
+export async function lastUnnamedTokenMoves(db: Kysely<any>, schema: string, upTo: number): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom(`${schema}.actions`)
+    .select((eb) => ['agent_id', eb.fn.max('seq').as('seq')])
+    .where('action', '=', 'submit')
+    .where('seq', '<=', upTo)
+    .groupBy('agent_id')
+    .execute();
+  return new Map(rows.map((r) => [r.agent_id as string, Number(r.seq)]));
+}

@@ -1,4 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { TREASURY_HANDLE } from '@svc/domain';
 
 export interface AgentProfile {
   id: string;
@@ -65,4 +66,35 @@ export async function agentsByIds(db: Kysely<any>, schema: string, ids: string[]
   if (Array.isArray(ids) && ids.length === 0) return [];
   const rows = await db.selectFrom(`${schema}.agents`).selectAll().where('agent_id', 'in', ids).orderBy('registered_seq', 'desc').execute();
   return (rows as AgentRow[]).map(toProfile);
+}
+
+/** A citizen's wallet, as the pricing worker reads it. */
+export interface CitizenWallet {
+  agent_id: string;
+  handle: string;
+  wallet: string;
+  karma: number;
+  custody: 'service' | 'self';
+  registered_seq: number;
+}
+
+/** Every citizen's wallet, in registration order. */
+export async function citizenWallets(db: Kysely<any>, schema: string): Promise<CitizenWallet[]> {
+  const rows = await db
+    .selectFrom(`${schema}.agents`)
+    .select(['agent_id', 'handle', 'wallet', 'karma', 'custody', 'registered_seq'])
+    .orderBy('registered_seq', 'asc')
+    .execute();
+  return rows.map((r) => ({ ...(r as CitizenWallet), karma: Number(r.karma), registered_seq: Number(r.registered_seq) }));
+}
+
+/**
+ * Up to `limit` citizens besides `except`, most karma first, then who registered first: whom the leaderboard lists
+ * after the citizens it has prices for. @treasury is left out: it is the service's own wallet, not a citizen
+ * competing for rank.
+ */
+export async function byKarma(db: Kysely<any>, schema: string, options: { except: string[]; limit: number }): Promise<AgentProfile[]> {
+  let query = db.selectFrom(`${schema}.agents`).selectAll().where('handle', '<>', TREASURY_HANDLE).orderBy('karma', 'desc').orderBy('registered_seq', 'asc').limit(options.limit);
+  if (options.except.length > 0) query = query.where('agent_id', 'not in', options.except);
+  return ((await query.execute()) as AgentRow[]).map(toProfile);
 }

@@ -118,6 +118,19 @@ export async function feeShareOf(db: Kysely<any>, schema: string, mint: string):
   return row ? { status: row.status, shares: json(row.shares), signature: row.signature } : undefined;
 }
 
+/** A coin a citizen's recorded actions touched, and the ledger position of the last such action. */
+export interface HeldPair {
+  agent_id: string;
+  mint: string;
+  last_seq: number;
+}
+
+/** Every (citizen, coin) pair the ledger knows of: one token account each for the pricing worker to read. */
+export async function heldPairs(db: Kysely<any>, schema: string): Promise<HeldPair[]> {
+  const rows = await db.selectFrom(`${schema}.agent_mints`).select(['agent_id', 'mint', 'last_seq']).execute();
+  return rows.map((r) => ({ agent_id: r.agent_id as string, mint: r.mint as string, last_seq: Number(r.last_seq) }));
+}
+
 /** A citizen and a coin its actions touched: a token account it may hold. */
 export interface HeldMint {
   agent_id: string;

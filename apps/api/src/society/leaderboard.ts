@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import { PortfolioStore } from '@svc/projections';
+import { PortfolioStore } from '@svc/marketdata';
+import { agents } from '@svc/projections';
 
 export const LEADERBOARD_TTL_MS = 60_000;
 const LEADERS = 100;
@@ -43,15 +44,13 @@ export interface LeaderboardOptions {
 export class LeaderboardCache {
   readonly ttlMs: number;
   private readonly now: () => number;
-  private readonly store: PortfolioStore;
   private current?: { at: number; value: Promise<Leaderboard> };
 
   constructor(
-    db: Kysely<any>,
+    private readonly db: Kysely<any>,
     private readonly readModelSchema: string,
     options: LeaderboardOptions = {},
   ) {
-    this.store = new PortfolioStore(db);
     this.ttlMs = options.ttlMs ?? LEADERBOARD_TTL_MS;
     this.now = options.now ?? Date.now;
   }
@@ -68,20 +67,34 @@ export class LeaderboardCache {
   }
 
   private async compute(now: number): Promise<Leaderboard> {
-    await this.store.init();
-    const [rows, last] = await Promise.all([this.store.leaders(this.readModelSchema, LEADERS), this.store.lastRefresh()]);
-    return {
-      leaders: rows.map((row, i) => ({
-        rank: i + 1,
-        agent: { id: row.agent_id, handle: row.handle, wallet: row.wallet },
-        karma: row.karma,
-        sol: row.sol,
-        tokens_sol: row.tokens_sol,
-        portfolio_sol: row.portfolio_sol,
-        portfolio_usd: row.portfolio_usd,
-        holdings: row.holdings,
-        priced_at: row.priced_at,
+    const store = await PortfolioStore.forDatabase(this.db);
+    const [priced, last] = await Promise.all([store.ranked(LEADERS), store.lastRefresh()]);
+    // Fewer priced than the board holds: all of them are here, and citizens registered since the last refresh follow.
+    const unpriced = priced.length < LEADERS ? await agents.byKarma(this.db, this.readModelSchema, { except: priced.map((p) => p.agent_id), limit: LEADERS - priced.length }) : [];
+    const unranked: Array<Omit<Leader, 'rank'>> = [
+      ...priced.map((p) => ({
+        agent: { id: p.agent_id, handle: p.handle, wallet: p.wallet },
+        karma: p.karma,
+        sol: p.sol,
+        tokens_sol: p.tokens_sol,
+        portfolio_sol: p.portfolio_sol,
+        portfolio_usd: p.portfolio_usd,
+        holdings: p.holdings,
+        priced_at: p.priced_at,
       })),
+      ...unpriced.map((a) => ({
+        agent: { id: a.id, handle: a.handle, wallet: a.wallet },
+        karma: a.karma,
+        sol: null,
+        tokens_sol: null,
+        portfolio_sol: null,
+        portfolio_usd: null,
+        holdings: null,
+        priced_at: null,
+      })),
+    ];
+    return {
+      leaders: unranked.map((leader, i) => ({ rank: i + 1, ...leader })),
       sol_usd: last?.sol_usd ?? null,
       priced_at: last?.priced_at ?? null,
       computed_at: now,

@@ -1,5 +1,6 @@
 import { WRAPPED_SOL_MINT, explorerUrl } from '@svc/chain';
-import type { FeeShareView, MarketView, PostView, TokenView } from '@svc/projections';
+import type { MarketView } from '@svc/marketdata';
+import type { FeeShareView, PostView, TokenView } from '@svc/projections';
 
 /** What is known about a coin: the ledger's side (when deployed here) and the chain's (when it could be read). */
 export interface CoinFacts {

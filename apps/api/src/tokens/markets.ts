@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { SolanaJSONRPCError } from '@solana/web3.js';
 import { isRpcUnreachable, readMarketStates, type MarketState } from '@svc/chain';
-import { MarketStore, marketView, type MarketView } from '@svc/projections';
+import { MarketStore, marketView, type MarketView } from '@svc/marketdata';
 import type { Services } from '../services';
 
 /**
@@ -15,18 +15,6 @@ const AWAITING_MIGRATION_MAX_AGE_MS = 2_000;
 function current(row: MarketView | undefined, lastActionSeq: number, now: number): row is MarketView {
   if (!row || row.ledger_seq < lastActionSeq) return false;
   return now - row.updated_at < (row.complete && !row.pool ? AWAITING_MIGRATION_MAX_AGE_MS : MARKET_MAX_AGE_MS);
-}
-
-const stores = new WeakMap<Kysely<any>, MarketStore>();
-
-/** The process's market store on this database, its schema created on first use. */
-export function marketStore(db: Kysely<any>): Promise<MarketStore> {
-  let store = stores.get(db);
-  if (!store) {
-    store = new MarketStore(db);
-    stores.set(db, store);
-  }
-  return store.init();
 }
 
 /** A mint to price, and the ledger position of the last action that named it (-1: none). */
@@ -59,7 +47,7 @@ const inFlight = new WeakMap<Kysely<any>, Map<string, Reading>>();
  */
 export async function currentMarkets(services: Services, wanted: WantedMarket[], options: { requested?: boolean } = {}): Promise<CurrentMarkets> {
   const { db } = services.database;
-  const store = await marketStore(db);
+  const store = await MarketStore.forDatabase(db);
   const now = Date.now();
   const cached = await store.findMany(wanted.map((w) => w.mint));
   const markets = new Map<string, MarketView | null>();

@@ -1,8 +1,8 @@
 import { PublicKey } from '@solana/web3.js';
-import type { Kysely } from 'kysely';
 import { explorerUrl, isRpcUnreachable, lamportsToSol, rawToUi } from '@svc/chain';
 import { TREASURY_HANDLE } from '@svc/domain';
-import { TreasuryCycleStore, treasury } from '@svc/projections';
+import { TreasuryCycleStore } from '@svc/marketdata';
+import { treasury } from '@svc/projections';
 import { TREASURY_WALLET, serviceTokenMint } from '@svc/runtime';
 import { TREASURY_SHARE_BPS } from '../commands/deploy';
 import type { Services } from '../services';
@@ -11,17 +11,6 @@ import type { Services } from '../services';
 export const RECENT_TREASURY_ACTIONS = 20;
 /** pump coins have 6 decimals: the service token's before any buyback or burn says otherwise. */
 const PUMP_DECIMALS = 6;
-
-const cycleStores = new WeakMap<Kysely<any>, TreasuryCycleStore>();
-
-function cycleStore(db: Kysely<any>): Promise<TreasuryCycleStore> {
-  let store = cycleStores.get(db);
-  if (!store) {
-    store = new TreasuryCycleStore(db);
-    cycleStores.set(db, store);
-  }
-  return store.init();
-}
 
 async function solBalance(services: Services, wallet: string): Promise<number | null> {
   try {
@@ -45,7 +34,7 @@ export async function treasuryView(services: Services): Promise<Record<string, u
     treasury.totals(db, schema),
     treasury.recentActions(db, schema, RECENT_TREASURY_ACTIONS),
     treasury.countSharingCoins(db, schema, wallet),
-    cycleStore(db).then((store) => store.lastCycle()),
+    TreasuryCycleStore.forDatabase(db).then((store) => store.lastCycle()),
   ]);
   const decimals = totals.token_decimals ?? PUMP_DECIMALS;
   const rpcUrl = services.chain.connection.rpcEndpoint;

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { execAll, migrate, type Migration } from '@svc/readmodel';
+import { execAll, type Migration } from '@svc/readmodel';
+import { MarketDataStore } from './store';
 
 /**
  * Where the treasury worker keeps its schedule and its last cycle: a schema of its own beside the read models,
@@ -52,18 +53,9 @@ export interface LastCycle {
  * lease has run out (and, for a scheduled cycle, when one is due), renews the lease while it works, and gives
  * it back with the cycle's summary. The database's clock times both, so processes need not agree on theirs.
  */
-export class TreasuryCycleStore {
-  private ready?: Promise<this>;
-
-  constructor(
-    private readonly db: Kysely<any>,
-    private readonly schema = TREASURY_SCHEMA,
-  ) {}
-
-  init(): Promise<this> {
-    this.ready ??= migrate(this.db, this.schema, migrations).then(() => this);
-    this.ready.catch(() => (this.ready = undefined));
-    return this.ready;
+export class TreasuryCycleStore extends MarketDataStore {
+  constructor(db: Kysely<any>, schema = TREASURY_SCHEMA) {
+    super(db, schema, migrations);
   }
 
   private get table() {

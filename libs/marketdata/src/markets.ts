@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { MarketState, VenueName } from '@svc/chain';
-import { execAll, migrate, type Migration } from '@svc/readmodel';
+import { execAll, type Migration } from '@svc/readmodel';
+import { MarketDataStore } from './store';
 
 /**
  * Where the chain's market figures are kept: a schema of their own, beside the read models rather than in
@@ -164,24 +165,9 @@ const REWRITTEN = [
 ] as const;
 
 /** The market figures' table: read by the API, written by the refresher and by readers that find a figure stale. */
-export class MarketStore {
-  private ready?: Promise<this>;
-
-  constructor(
-    readonly db: Kysely<any>,
-    readonly schema = MARKET_SCHEMA,
-  ) {}
-
-  /** Creates the schema once per store (any process may be first). */
-  init(): Promise<this> {
-    this.ready ??= migrate(this.db, this.schema, migrations).then(
-      () => this,
-      (error) => {
-        this.ready = undefined;
-        throw error;
-      },
-    );
-    return this.ready;
+export class MarketStore extends MarketDataStore {
+  constructor(db: Kysely<any>, schema = MARKET_SCHEMA) {
+    super(db, schema, migrations);
   }
 
   /**

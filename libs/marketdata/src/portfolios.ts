@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import { execAll, migrate, type Migration } from '@svc/readmodel';
+import { execAll, type Migration } from '@svc/readmodel';
 import { TREASURY_HANDLE } from '@svc/domain';
-import { MARKET_SCHEMA } from '../tokens/markets';
+import { MARKET_SCHEMA } from './markets';
+import { MarketDataStore } from './store';
 
 /**
  * Citizens' portfolios as the pricing worker last read them from the chain. Like the market figures they are a
@@ -111,20 +112,6 @@ export interface RefreshSummary {
   duration_ms: number;
 }
 
-/** A leaderboard row: priced, or a citizen no refresh has priced yet (null figures). */
-export interface LeaderRow {
-  agent_id: string;
-  handle: string;
-  wallet: string;
-  karma: number;
-  sol: number | null;
-  tokens_sol: number | null;
-  portfolio_sol: number | null;
-  portfolio_usd: number | null;
-  holdings: number | null;
-  priced_at: number | null;
-}
-
 const num = (v: unknown) => Number(v);
 const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
@@ -156,24 +143,9 @@ const REWRITTEN = [
 ] as const;
 
 /** The portfolio read model: written by the pricing worker, read by the leaderboard. */
-export class PortfolioStore {
-  private ready?: Promise<this>;
-
-  constructor(
-    readonly db: Kysely<any>,
-    readonly schema = PORTFOLIO_SCHEMA,
-  ) {}
-
-  /** Creates the tables once per store (any process may be first). */
-  init(): Promise<this> {
-    this.ready ??= migrate(this.db, this.schema, migrations).then(
-      () => this,
-      (error) => {
-        this.ready = undefined;
-        throw error;
-      },
-    );
-    return this.ready;
+export class PortfolioStore extends MarketDataStore {
+  constructor(db: Kysely<any>, schema = PORTFOLIO_SCHEMA) {
+    super(db, schema, migrations);
   }
 
   /**
@@ -265,12 +237,11 @@ export class PortfolioStore {
   }
 
   /**
-   * The top `limit` citizens (@treasury aside): by portfolio value in SOL, then karma, then who registered first; then, when fewer
-   * than `limit` are priced, the citizens of `readModelSchema` no refresh has priced yet, by karma.
+   * The `limit` priced citizens ranked highest: by portfolio value in SOL, then karma, then who registered first.
+   * @treasury is left out: it is the service's own wallet, not a citizen competing for rank.
    */
-  async leaders(readModelSchema: string, limit: number): Promise<LeaderRow[]> {
-    // @treasury is the service's own wallet, not a citizen competing for rank.
-    const priced = (await this.db
+  async ranked(limit: number): Promise<PortfolioRow[]> {
+    const rows = await this.db
       .selectFrom(`${this.schema}.portfolios`)
       .selectAll()
       .where('handle', '<>', TREASURY_HANDLE)
@@ -278,32 +249,7 @@ export class PortfolioStore {
       .orderBy('karma', 'desc')
       .orderBy('registered_seq', 'asc')
       .limit(limit)
-      .execute()).map(toRow);
-    const rows: LeaderRow[] = priced.map((p) => ({
-      agent_id: p.agent_id,
-      handle: p.handle,
-      wallet: p.wallet,
-      karma: p.karma,
-      sol: p.sol,
-      tokens_sol: p.tokens_sol,
-      portfolio_sol: p.portfolio_sol,
-      portfolio_usd: p.portfolio_usd,
-      holdings: p.holdings,
-      priced_at: p.priced_at,
-    }));
-    if (rows.length >= limit) return rows;
-    const unpriced = await this.db
-      .selectFrom(`${readModelSchema}.agents as a`)
-      .select(['a.agent_id', 'a.handle', 'a.wallet', 'a.karma'])
-      .where('a.handle', '<>', TREASURY_HANDLE)
-      .where(({ not, exists, selectFrom }) => not(exists(selectFrom(`${this.schema}.portfolios as p`).select('p.agent_id').whereRef('p.agent_id', '=', 'a.agent_id'))))
-      .orderBy('a.karma', 'desc')
-      .orderBy('a.registered_seq', 'asc')
-      .limit(limit - rows.length)
       .execute();
-    for (const a of unpriced) {
-      rows.push({ agent_id: a.agent_id, handle: a.handle, wallet: a.wallet, karma: num(a.karma), sol: null, tokens_sol: null, portfolio_sol: null, portfolio_usd: null, holdings: null, priced_at: null });
-    }
-    return rows;
+    return rows.map(toRow);
   }
 }
