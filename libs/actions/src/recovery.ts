@@ -105,33 +105,3 @@ export class OutboxRecovery {
     return 'recorded';
   }
 }
-
-/** Runs a recovery pass now and every `everyMs`, one pass at a time. */
-export function startOutboxRecovery(recovery: { recover(signal?: AbortSignal): Promise<Recovered[]> }, log: PipelineDeps['log'], everyMs = 30_000): { stop(): Promise<void> } {
-  const controller = new AbortController();
-  let running: Promise<void> | undefined;
-  const pass = () => {
-    if (running) return;
-    running = recovery
-      .recover(controller.signal)
-      .then((settled) => {
-        if (settled.length > 0) log.info({ settled }, 'outbox recovery pass');
-      })
-      .catch((error) => {
-        if (!controller.signal.aborted) log.error({ err: error }, 'outbox recovery pass failed');
-      })
-      .finally(() => {
-        running = undefined;
-      });
-  };
-  pass();
-  const timer = setInterval(pass, everyMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      controller.abort();
-      await running;
-    },
-  };
-}
