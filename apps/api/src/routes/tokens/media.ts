@@ -6,7 +6,7 @@ import { etagMatches } from '../../live/board';
 import { IMAGE_TYPES } from '../../tokens/image';
 import { MEDIA_PATH } from '../../tokens/media';
 
-// No pattern here: a malformed address is as unknown as a well-formed one, 404 rather than 400.
+// No pattern here: a malformed address is unknown just like a well-formed one that nothing has, 404 rather than 400.
 const mediaParams: JsonSchema = {
   type: 'object',
   required: ['sha256'],
