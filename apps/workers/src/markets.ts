@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
 import { readMarketStates, type MarketState, type SolanaChain } from '@svc/chain';
 import type { LedgerEntry } from '@svc/ledger';
-import { MarketStore, actionDetails, mintsOf, readCheckpoint, tokens } from '@svc/projections';
+import { MarketStore, actionDetails, announces, mintsOf, readCheckpoint, tokens } from '@svc/projections';
 
 /** How often every service coin (and every mint asked about lately) is read again from the chain. */
 export const MARKET_REFRESH_MS = 5_000;
@@ -83,6 +83,9 @@ class MarketRefresher implements RunningMarketRefresher {
   }
 
   private noticed(message: Notification): void {
+    // The tokens read model's announcements name each action once, in order; a lane catching up another read
+    // model would name old ones again.
+    if (!announces(message, ['tokens'])) return;
     const entries = Array.isArray(message.entries) ? (message.entries as LedgerEntry[]) : [];
     let named = false;
     for (const entry of entries) {
