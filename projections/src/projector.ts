@@ -84,14 +84,14 @@ export class Projector {
     const continued = among.filter((p) => this.positionOf(p) >= first - 1 && this.positionOf(p) < last);
     if (continued.length === 0) return [];
     const parsed: ProjectedEntry[] = batch.map((e) => ({ entry: JSON.parse(e.data) as LedgerEntry, bytes: e.data }));
-    const moves = await this.options.database.db.transaction().execute(async (trx) => {
+    const { stored, moves } = await this.options.database.db.transaction().execute(async (trx) => {
       const stored = await lockCheckpoints(trx, this.schema, continued.map((p) => p.name));
       const movedBack = continued.filter((p) => (stored.get(p.name) ?? -1) < this.positionOf(p));
       if (movedBack.length > 0) throw new CheckpointMovedError(movedBack.map((p) => p.name));
       // Projections that were at the same position, by that position: usually one group.
       const moves = new Map<number, Projection[]>();
       for (const projection of continued) {
-        const from = stored.get(projection.name)!;
+        const from = stored.get(projection.name) ?? -1;
         // Another projector applied it meanwhile.
         if (from >= last) continue;
         const mine = parsed.filter((p) => p.entry.seq > from && handles(projection, p.entry.type));
@@ -102,10 +102,13 @@ export class Projector {
         const from = new Map([...moves].flatMap(([seq, projections]) => projections.map((p) => [p.name, seq] as const)));
         await moveCheckpoints(trx, this.schema, from, last);
       }
-      return moves;
+      return { stored, moves };
     });
+    const moved = new Set([...moves.values()].flat());
+    for (const projection of continued) {
+      this.positions.set(projection.name, Math.max(this.positionOf(projection), moved.has(projection) ? last : (stored.get(projection.name) ?? -1)));
+    }
     if (moves.size === 0) return [];
-    for (const projection of [...moves.values()].flat()) this.positions.set(projection.name, Math.max(this.positionOf(projection), last));
     await this.announce(moves, parsed, last);
     const lowest = Math.min(...moves.keys());
     return parsed.filter((p) => p.entry.seq > lowest).map((p) => p.entry);
@@ -233,7 +236,9 @@ export class Projector {
       const at = lowestOf(this.positions, names);
       if (signal.aborted || at >= this.following) return;
       try {
-        await this.applyBatch(await this.options.store.readForward(LEDGER_STREAM, at + 1, this.options.batchSize ?? 500), members);
+        const batch = await this.options.store.readForward(LEDGER_STREAM, at + 1, this.options.batchSize ?? 500);
+        if (batch.length === 0) return;
+        await this.applyBatch(batch, members);
       } catch (error) {
         if (signal.aborted) return;
         if (!(error instanceof CheckpointMovedError)) {
