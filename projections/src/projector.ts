@@ -198,16 +198,19 @@ export class Projector {
       failure = error;
     }
     let applied = 0;
+    const failed: Array<{ projection: Projection; error: unknown }> = [];
     for (const projection of this.options.projections) {
       try {
-        await this.applyBatch(batch, [projection]);
-        applied += 1;
+        if ((await this.applyBatch(batch, [projection])).length > 0) applied += 1;
       } catch (error) {
         if (error instanceof CheckpointMovedError) throw error;
-        this.options.log?.error({ err: error, projection: projection.name, checkpoint: this.positionOf(projection) }, 'projection failed a batch; it falls behind and retries alone');
+        failed.push({ projection, error });
       }
     }
     if (applied === 0) throw failure;
+    for (const { projection, error } of failed) {
+      this.options.log?.error({ err: error, projection: projection.name, checkpoint: this.positionOf(projection) }, 'a projection failed a batch; it falls behind and retries alone');
+    }
   }
 
   /** Starts one lane for each position at which projections are behind the live batches, unless they are in one. */

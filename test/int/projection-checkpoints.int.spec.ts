@@ -122,6 +122,35 @@ describe('a checkpoint per projection', () => {
     }
   }, 60_000);
 
+  it('lets a projection that keeps failing fall behind alone, and catches it up once it applies again', async () => {
+    await register(20);
+    let broken = true;
+    const fragile: Projection = {
+      name: 'fragile',
+      canHandle: '*',
+      migrations: [],
+      async apply(_trx, _schema, entries) {
+        if (broken && entries.some(({ entry }) => entry.seq === 25)) throw new Error('cannot apply seq 25');
+      },
+    };
+    const controller = new AbortController();
+    const projector = await new Projector({ database, store, projections: [...projections, fragile], schema: 'rm', batchSize: 5 }).init();
+    const following = projector.run(controller.signal);
+    try {
+      let head = -1;
+      for (let round = 0; round < 4; round++) head = await register(5);
+      await until('the others at the head', 10_000, async () => ((await readCheckpoint(database.db, 'rm', REAL)) === head ? true : undefined));
+      const stuck = await readCheckpoint(database.db, 'rm', ['fragile']);
+      expect(stuck).toBeLessThan(25);
+      expect(stuck).toBeGreaterThanOrEqual(19);
+      broken = false;
+      await until('the healed projection at the head', 10_000, async () => ((await readCheckpoint(database.db, 'rm', ['fragile'])) === head ? true : undefined));
+    } finally {
+      controller.abort();
+      await following;
+    }
+  }, 30_000);
+
   it('builds a real read model registered late to what a projection from the start makes', async () => {
     await register(60);
     await society(30);
