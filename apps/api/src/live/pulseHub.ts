@@ -62,7 +62,10 @@ export class PulseHub {
     private readonly load: () => Promise<Board>,
     /** How far the read models are known to be; a board read before that is stale. */
     private readonly position: () => number,
-    /** The board's read models: announces each position they all reach, and keeps it current while the bus is down, for as long as requests are held. */
+    /**
+     * The position of the board's read models: announces each one they all reach, and keeps it current while
+     * the bus is down, for as long as requests are held.
+     */
     private readonly checkpoint?: CheckpointFollower,
   ) {}
 

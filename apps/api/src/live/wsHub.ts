@@ -64,8 +64,9 @@ export function readModelSource(db: Kysely<any>, schema: string, ledgerHead: Hea
 
 export interface WsHubOptions {
   /**
-   * The position of the read model replays read (REPLAYED_READ_MODEL): with it, the hub notices announcements it missed (a gap in seqs, a bus that is
-   * down, a checkpoint that moved unannounced) and pushes the missed entries from the read model.
+   * The position of the read model replays read (REPLAYED_READ_MODEL): with it, the hub notices announcements
+   * it missed (a gap in seqs, a bus that is down, a checkpoint that moved unannounced) and pushes the missed
+   * entries from the read model.
    */
   checkpoint?: CheckpointFollower;
   maxBufferedBytes?: number;
