@@ -2,6 +2,7 @@ import { startBundledLocalnet, type Localnet } from '@svc/app-localnet';
 import { startProjector, type RunningProjector } from '@svc/app-projector';
 import { startWorkers, type RunningWorkers, type WorkersOptions } from '@svc/app-workers';
 import { PROJECTED_CHANNEL, type Bus } from '@svc/bus';
+import { announces } from '@svc/projections';
 import type { Config } from '@svc/config';
 import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { TREASURY_WALLET, buildRuntime, connectChain, createLogger, ensureServiceToken, ensureTreasuryCitizen } from '@svc/runtime';
@@ -24,6 +25,8 @@ async function announcements(bus: Bus): Promise<{ past(seq: number, ms: number):
   let announced = -1;
   let wake: () => void = () => {};
   const unsubscribe = await bus.subscribe(PROJECTED_CHANNEL, (message) => {
+    // What /ws pushes comes from the entries read model.
+    if (!announces(message, ['entries'])) return;
     announced = Math.max(announced, message.seq);
     wake();
   });

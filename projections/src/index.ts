@@ -10,10 +10,35 @@ import { agentMintsProjection } from './tokens/agentMints.projection';
 import { treasuryProjection } from './treasury/treasury.projection';
 import type { Projection } from './projection';
 
-/** Every read model the projector maintains, in the order a batch is applied (and migrations run). */
-export const projections: Projection[] = [entriesProjection, agentsProjection, postsProjection, bountiesProjection, actionsProjection, inboxProjection, searchProjection, tokensProjection, agentMintsProjection, treasuryProjection];
+/** Every read model the projector maintains, by name, in the order a batch is applied (and migrations run). */
+const byName = {
+  entries: entriesProjection,
+  agents: agentsProjection,
+  posts: postsProjection,
+  bounties: bountiesProjection,
+  actions: actionsProjection,
+  inbox: inboxProjection,
+  search: searchProjection,
+  tokens: tokensProjection,
+  agent_mints: agentMintsProjection,
+  treasury: treasuryProjection,
+} satisfies Record<string, Projection>;
+
+/** The name of a read model: what a route names for read-your-writes, and `npm run replay -- --only` takes. */
+export type ProjectionName = keyof typeof byName;
+
+export const projections: Projection[] = Object.values(byName);
+
+for (const [name, projection] of Object.entries(byName)) {
+  if (projection.name !== name) throw new Error(`projection ${projection.name} is listed as ${name}`);
+}
+
+export function isProjectionName(name: string): name is ProjectionName {
+  return Object.hasOwn(byName, name);
+}
 
 export * from './projection';
+export * from './checkpoints';
 export * from './projector';
 export * from './rebuild';
 export * as agents from './agents/queries';

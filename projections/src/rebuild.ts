@@ -6,8 +6,9 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { Bus } from '@svc/bus';
 import { LEDGER_STREAM, type EventStore, type LedgerEntry, type StoredEvent } from '@svc/ledger';
 import { migrate, quoteIdent, type SqlDatabase } from '@svc/readmodel';
+import { ensureCheckpoints, lockCheckpoints, readCheckpoint, readCheckpoints, writeCheckpoint } from './checkpoints';
 import { copyText, handles, type CopyRows, type ProjectedEntry, type Projection } from './projection';
-import { Projector, readCheckpoint, readModelMigrations, writeCheckpoint } from './projector';
+import { Projector, readModelMigrations } from './projector';
 
 /** Ledger entries per batch of a rebuild's load: enough that a batch's statements cost, not their round trips. */
 export const REBUILD_BATCH = 20_000;
@@ -130,7 +131,8 @@ async function loadBatches(
   const chains = new Map<Projection, Promise<void>>();
   const inFlight: Array<Promise<void>> = [];
   let checkpointed: Promise<void> = Promise.resolve();
-  let at = await readCheckpoint(db, options.schema);
+  const names = options.projections.map((p) => p.name);
+  let at = await readCheckpoint(db, options.schema, names);
   let next = read(at + 1);
   try {
     for (;;) {
@@ -150,7 +152,7 @@ async function loadBatches(
       });
       const last = at;
       checkpointed = Promise.all([checkpointed, ...applied]).then(async () => {
-        await writeCheckpoint(db, options.schema, last);
+        await writeCheckpoint(db, options.schema, names, last);
         options.onProgress?.(last);
       });
       // A failure is thrown by the await below or by the last one; meanwhile it must not go unhandled.
@@ -166,37 +168,36 @@ async function loadBatches(
   }
 }
 
-/**
- * Rebuilds every read model from seq 0 into a schema beside the live one, then swaps the two in one
- * transaction. The live schema serves reads until the swap; a running projector notices the moved
- * checkpoint and carries on from the rebuilt one.
- *
- * Nobody reads the side schema before the swap, and a crash starts the rebuild over from an empty one, so it
- * is loaded in bulk: in big batches, several transactions at once, without its secondary indexes, with figures
- * derived from many rows (counts, karma) left to one pass over the loaded rows, and with commits that do not
- * wait for the disk. Then the figures are derived and the indexes built, and whatever was appended meanwhile
- * is applied batch by batch as live.
- */
-export async function rebuildReadModels(options: {
+export interface RebuildOptions {
   database: SqlDatabase;
   store: EventStore;
   projections: Projection[];
+  /** The live schema. */
   schema: string;
   bus?: Bus;
   batchSize?: number;
   onProgress?: (seq: number) => void;
   onPhase?: (phase: RebuildPhase) => void;
-}): Promise<number> {
+}
+
+/**
+ * Builds the projections from seq 0 into the schema `side`, beside the live one, up to the head; returns the
+ * projector that can bring them to the head again.
+ *
+ * Nobody reads the side schema before the swap, and a crash starts the rebuild over from an empty one, so it
+ * is loaded in bulk: in big batches, several transactions at once, without its secondary indexes, with figures
+ * derived from many rows (counts) left to one pass over the loaded rows, and with commits that do not wait for
+ * the disk. Then the figures are derived and the indexes built, and whatever was appended meanwhile is applied
+ * batch by batch as live.
+ */
+async function buildBeside(options: RebuildOptions, side: string): Promise<Projector> {
   const { db } = options.database;
-  const live = quoteIdent(options.schema);
-  const nextName = `${options.schema}_rebuild`;
-  const next = quoteIdent(nextName);
-  const old = quoteIdent(`${options.schema}_old`);
-  await sql.raw(`drop schema if exists ${next} cascade`).execute(db);
-  await migrate(db, nextName, readModelMigrations(options.projections));
-  const deferred = await dropSecondaryIndexes(db, nextName);
+  await sql.raw(`drop schema if exists ${quoteIdent(side)} cascade`).execute(db);
+  await migrate(db, side, readModelMigrations(options.projections));
+  await ensureCheckpoints(db, side, options.projections.map((p) => p.name));
+  const deferred = await dropSecondaryIndexes(db, side);
   options.onPhase?.('load');
-  await loadInBulk({ ...options, schema: nextName, batchSize: options.batchSize ?? REBUILD_BATCH });
+  await loadInBulk({ ...options, schema: side, batchSize: options.batchSize ?? REBUILD_BATCH });
   options.onPhase?.('index');
   const server = options.database.kind === 'pg';
   // Deriving figures and building indexes in one pool of connections: a table's index build and the figures'
@@ -205,7 +206,7 @@ export async function rebuildReadModels(options: {
   const settle = () =>
     db.transaction().execute(async (trx) => {
       await sql`set local synchronous_commit = off`.execute(trx);
-      for (const projection of options.projections) await projection.settle?.(trx, nextName);
+      for (const projection of options.projections) await projection.settle?.(trx, side);
     });
   const build = (definition: string) => () =>
     db.transaction().execute(async (trx) => {
@@ -216,21 +217,87 @@ export async function rebuildReadModels(options: {
     });
   await inParallel([settle, ...deferred.map(build)], server ? PARALLEL : 1, (task) => task());
   options.onPhase?.('tail');
-  const tail = await new Projector({ ...options, bus: undefined, schema: nextName }).init();
+  const tail = await new Projector({ ...options, bus: undefined, schema: side }).init();
   await tail.catchUp(options.onProgress);
+  return tail;
+}
+
+/**
+ * Runs `swap` in a transaction that holds the live checkpoints of the rebuilt projections, so that the live
+ * projector commits none of them across it, once each rebuilt projection is at least where its live one is: no
+ * position moves back, and a read that waited for one still finds it after the swap. Until then, the tail
+ * catches up again.
+ */
+async function swapWhenCaughtUp(
+  options: RebuildOptions,
+  side: string,
+  tail: Projector,
+  swap: (trx: Kysely<any>, liveExists: boolean) => Promise<void>,
+): Promise<void> {
+  const names = options.projections.map((p) => p.name);
   options.onPhase?.('swap');
-  await db.transaction().execute(async (trx) => {
-    const exists = await sql<{ n: number }>`select count(*)::int as n from pg_namespace where nspname = ${options.schema}`.execute(trx);
-    if (Number(exists.rows[0]?.n) > 0) {
-      // Holding the live checkpoint row keeps the live projector from committing across the swap.
-      await sql.raw(`select seq from ${live}.checkpoints for update`).execute(trx);
+  for (;;) {
+    const swapped = await options.database.db.transaction().execute(async (trx) => {
+      const exists = await sql<{ n: number }>`select count(*)::int as n from pg_namespace where nspname = ${options.schema}`.execute(trx);
+      const liveExists = Number(exists.rows[0]?.n) > 0;
+      const live = liveExists ? await lockCheckpoints(trx, options.schema, names) : new Map<string, number>();
+      const rebuilt = await readCheckpoints(trx, side);
+      if (names.some((name) => (rebuilt.get(name) ?? -1) < (live.get(name) ?? -1))) return false;
+      await swap(trx, liveExists);
+      return true;
+    });
+    if (swapped) return;
+    await tail.catchUp(options.onProgress);
+  }
+}
+
+/**
+ * Rebuilds every read model from seq 0 into a schema beside the live one (see buildBeside), then swaps the two
+ * in one transaction. The live schema serves reads until the swap; a running projector carries on from the
+ * rebuilt checkpoints.
+ */
+export async function rebuildReadModels(options: RebuildOptions): Promise<number> {
+  const live = quoteIdent(options.schema);
+  const side = `${options.schema}_rebuild`;
+  const old = quoteIdent(`${options.schema}_old`);
+  const tail = await buildBeside(options, side);
+  await swapWhenCaughtUp(options, side, tail, async (trx, liveExists) => {
+    if (liveExists) {
       await sql.raw(`drop schema if exists ${old} cascade`).execute(trx);
       await sql.raw(`alter schema ${live} rename to ${old}`).execute(trx);
     }
-    await sql.raw(`alter schema ${next} rename to ${live}`).execute(trx);
+    await sql.raw(`alter schema ${quoteIdent(side)} rename to ${live}`).execute(trx);
     await sql.raw(`drop schema if exists ${old} cascade`).execute(trx);
   });
   // Anything appended during the swap is applied by the live projector, or here if none runs.
   const after = await new Projector({ ...options }).init();
+  return after.catchUp(options.onProgress);
+}
+
+/**
+ * Rebuilds one read model from seq 0 beside the live schema (see buildBeside), then moves its tables into the
+ * live schema in place of the old ones, in one transaction, with its checkpoint. The other read models serve
+ * and follow the ledger throughout; this one serves from its old tables until the swap.
+ */
+export async function rebuildOneReadModel(options: Omit<RebuildOptions, 'projections'> & { projection: Projection }): Promise<number> {
+  const { projection, ...rest } = options;
+  const one: RebuildOptions = { ...rest, projections: [projection] };
+  const live = quoteIdent(options.schema);
+  const side = `${options.schema}_rebuild_${projection.name}`;
+  // The live schema has this read model's tables and checkpoint, even if no projector ran it yet.
+  await new Projector({ ...one, bus: undefined }).init();
+  const tail = await buildBeside(one, side);
+  await swapWhenCaughtUp(one, side, tail, async (trx) => {
+    const tables = await sql<{ name: string }>`
+      select table_name as name from information_schema.tables
+      where table_schema = ${side} and table_name not in ('checkpoints', 'migrations') order by 1`.execute(trx);
+    for (const { name } of tables.rows) {
+      await sql.raw(`drop table if exists ${live}.${quoteIdent(name)}`).execute(trx);
+      await sql.raw(`alter table ${quoteIdent(side)}.${quoteIdent(name)} set schema ${live}`).execute(trx);
+    }
+    await writeCheckpoint(trx, options.schema, [projection.name], await readCheckpoint(trx, side, [projection.name]));
+    await sql.raw(`drop schema ${quoteIdent(side)} cascade`).execute(trx);
+  });
+  const after = await new Projector({ ...one }).init();
   return after.catchUp(options.onProgress);
 }

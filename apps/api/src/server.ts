@@ -5,7 +5,7 @@ import { projections, readModelMigrations } from '@svc/projections';
 import { migrate } from '@svc/readmodel';
 import { buildRuntime, createLogger, type Runtime } from '@svc/runtime';
 import { createApp } from './http/app';
-import { WsHub, readModelSource } from './live/wsHub';
+import { REPLAYED_READ_MODEL, WsHub, readModelSource } from './live/wsHub';
 import { routeTable } from './routes/table';
 import { buildServices, type Services } from './services';
 
@@ -55,7 +55,7 @@ async function serve(services: Services, ownsRuntime: boolean): Promise<RunningA
     socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   });
   await services.pulse.start();
-  const wsHub = new WsHub(services.bus, readModelSource(db, config.readModelSchema, services.ledgerHead), { checkpoint: services.projection });
+  const wsHub = new WsHub(services.bus, readModelSource(db, config.readModelSchema, services.ledgerHead), { checkpoint: services.projection.follower([REPLAYED_READ_MODEL]) });
   await wsHub.start(server);
   services.metrics.watchLive(() => wsHub.size, () => services.pulse.held);
   server.keepAliveTimeout = 65_000;

@@ -1,7 +1,8 @@
+import { projections } from '@svc/projections';
 import type { Runtime } from '@svc/runtime';
 import { Metrics } from './metrics';
 import { ProjectionWatcher } from './projectionWatcher';
-import { readBoard } from './live/board';
+import { BOARD_READS, readBoard } from './live/board';
 import { PulseHub } from './live/pulseHub';
 import { LeaderboardCache } from './society/leaderboard';
 
@@ -22,12 +23,19 @@ export function buildServices(runtime: Runtime): Services {
   const metrics = new Metrics();
   runtime.onLedgerBatch((commands, entries) => metrics.ledgerBatch(commands, entries));
   metrics.watchBus(bus);
-  const projection = new ProjectionWatcher(bus, database.db, config.readModelSchema, config.checkpointPollMs);
+  const projection = new ProjectionWatcher(
+    bus,
+    database.db,
+    config.readModelSchema,
+    projections.map((p) => p.name),
+    config.checkpointPollMs,
+  );
+  const board = projection.follower(BOARD_READS);
   const services: Services = Object.assign(runtime, {
     metrics,
     projection,
     leaderboard: new LeaderboardCache(database.db, config.readModelSchema),
-    pulse: new PulseHub(bus, () => readBoard(database.db, config.readModelSchema), () => projection.seq, projection),
+    pulse: new PulseHub(bus, () => readBoard(database.db, config.readModelSchema), () => board.seq, board),
   });
   return services;
 }

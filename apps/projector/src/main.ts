@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const health = http.createServer((req, res) => {
     const ok = req.url === '/healthz';
     res.writeHead(ok ? 200 : 404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(ok ? { ok: true, checkpoint: running.projector.position } : { ok: false, error: { code: 'not_found', message: 'GET /healthz' } }));
+    res.end(JSON.stringify(ok ? { ok: true, checkpoint: running.projector.position, checkpoints: Object.fromEntries(running.projector.checkpoints) } : { ok: false, error: { code: 'not_found', message: 'GET /healthz' } }));
   });
   health.listen(config.projectorHealthPort, config.host);
   const stop = async () => {

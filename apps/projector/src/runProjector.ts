@@ -21,7 +21,7 @@ export async function startProjector(options: {
   const projector = await new Projector({ ...options, projections, log: options.log }).init();
   const controller = new AbortController();
   const done = projector.run(controller.signal).catch((err) => options.log.error({ err }, 'projector stopped'));
-  options.log.info({ checkpoint: projector.position }, 'projector following the ledger');
+  options.log.info({ checkpoint: projector.position, checkpoints: Object.fromEntries(projector.checkpoints) }, 'projector following the ledger');
   return {
     projector,
     async stop() {

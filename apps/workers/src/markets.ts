@@ -4,7 +4,7 @@ import { PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
 import { readMarketStates, type MarketState, type SolanaChain } from '@svc/chain';
 import type { LedgerEntry } from '@svc/ledger';
 import { MarketStore } from '@svc/marketdata';
-import { actionDetails, mintsOf, readCheckpoint, tokens } from '@svc/projections';
+import { actionDetails, announces, mintsOf, readCheckpoint, tokens } from '@svc/projections';
 import { WorkerLoop } from './loop';
 
 /** How often every service coin (and every mint asked about lately) is read again from the chain. */
@@ -87,6 +87,9 @@ class MarketRefresher implements RunningMarketRefresher {
 
   /** Notes the mints the announced actions name; true when there are any to read. */
   private noticed(message: Notification): boolean {
+    // The tokens read model's announcements name each action once, in order; a lane catching up another read
+    // model would name old ones again.
+    if (!announces(message, ['tokens'])) return false;
     const entries = Array.isArray(message.entries) ? (message.entries as LedgerEntry[]) : [];
     let named = false;
     for (const entry of entries) {

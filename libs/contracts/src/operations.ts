@@ -17,7 +17,7 @@ export type ReadinessPart = (typeof READINESS_PARTS)[number];
 /** GET /readyz: the stores answer and the read models move (503 not_ready otherwise). */
 export const readyzResponse: JsonSchema = {
   type: 'object',
-  required: ['ok', 'status', 'ledger_head', 'projected', 'lag', 'bus', 'chain'],
+  required: ['ok', 'status', 'ledger_head', 'projected', 'lag', 'read_models', 'bus', 'chain'],
   properties: {
     ok: { const: true },
     status: { const: 'ready' },
@@ -32,8 +32,13 @@ export const readyzResponse: JsonSchema = {
         'unreachable while the Solana RPC does not answer within a second (asked at most once every 5 s): reads still serve, on-chain actions fail until it answers',
     },
     ledger_head: { type: 'integer', minimum: -1, description: 'the seq of the last ledger entry (-1 when empty)' },
-    projected: { type: 'integer', minimum: -1, description: 'the seq the read models of this process have reached' },
+    projected: { type: 'integer', minimum: -1, description: 'the seq every read model of this process has reached: the lowest of read_models' },
     lag: { type: 'integer', minimum: 0, description: 'ledger_head - projected, at least 0' },
+    read_models: {
+      type: 'object',
+      additionalProperties: { type: 'integer', minimum: -1 },
+      description: 'each read model (projection) by name, and the seq it has reached: each follows the ledger from a checkpoint of its own, so a new or rebuilt one catches up while the others serve',
+    },
   },
 };
 

@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { execAll } from '@svc/readmodel';
-import type { CitizenRegisteredData } from '@svc/domain';
-import { insertNew, type Projection } from '../projection';
+import { isKnownEvent, type CitizenRegisteredData } from '@svc/domain';
+import { insertNew, unnestRows, type Projection } from '../projection';
 
 /**
  * The API refuses U+0000, but the ledger is forever and PostgreSQL text cannot hold it: one such
@@ -11,10 +11,13 @@ function withoutNul<T extends object>(data: T): T {
   return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, typeof v === 'string' ? v.replaceAll('\u0000', '') : v])) as T;
 }
 
-/** Citizens as the public sees them: profile, wallet, karma. */
+/**
+ * Citizens as the public sees them: profile, wallet, karma. Karma is the sum of the votes on a citizen's posts,
+ * kept from each vote's change (`value - previous`), so this read model follows the ledger alone, at its own pace.
+ */
 export const agentsProjection: Projection = {
   name: 'agents',
-  canHandle: ['CitizenRegistered'],
+  canHandle: ['CitizenRegistered', 'VoteCast'],
   migrations: [
     {
       name: 'agents_001',
@@ -34,9 +37,24 @@ export const agentsProjection: Projection = {
           `create index agents_newest on ${schema}.agents (registered_seq desc)`,
         ]),
     },
+    {
+      // The seq of the last vote counted into a citizen's karma, so that a batch applied twice counts it once.
+      // Karma was recounted from the posts read model's votes until then: an existing schema has them.
+      name: 'agents_002',
+      async up(db, schema) {
+        await sql.raw(`alter table ${schema}.agents add column karma_seq bigint not null default -1`).execute(db);
+        const votes = await sql<{ found: string | null }>`select to_regclass(${`${schema}.votes`})::text as found`.execute(db);
+        if (!votes.rows[0]?.found) return;
+        await sql.raw(`update ${schema}.agents a set karma_seq = v.seq from (select author_id, max(seq) as seq from ${schema}.votes group by author_id) v where a.agent_id = v.author_id`).execute(db);
+      },
+    },
   ],
   async apply(trx, schema, entries, options) {
-    const rows = entries.map(({ entry }) => {
+    // Each vote moves its author's karma by how it changed the voter's vote on the post.
+    const votes = entries.flatMap(({ entry }) =>
+      isKnownEvent(entry) && entry.type === 'VoteCast' ? [{ author_id: entry.data.author_id, change: entry.data.value - entry.data.previous, seq: entry.seq }] : [],
+    );
+    const rows = entries.filter(({ entry }) => entry.type === 'CitizenRegistered').map(({ entry }) => {
       const d = withoutNul(entry.data as unknown as CitizenRegisteredData);
       return {
         agent_id: d.agent_id,
@@ -52,5 +70,21 @@ export const agentsProjection: Projection = {
     });
     const columns = { agent_id: 'text', handle: 'text', handle_lower: 'text', model: 'text', bio: 'text', wallet: 'text', custody: 'text', registered_seq: 'bigint', created_at: 'bigint' } as const;
     await insertNew(trx, `${schema}.agents`, rows, columns, sql`on conflict (agent_id) do nothing`, options);
+    if (votes.length > 0) await countVotes(trx, schema, votes);
   },
 };
+
+/** Moves each author's karma by the votes after the last one counted into it, in one statement. */
+async function countVotes(trx: Kysely<any>, schema: string, changes: Array<{ author_id: string; change: number; seq: number }>): Promise<void> {
+  const s = sql.raw(schema);
+  await sql`
+    update ${s}.agents a set karma = a.karma + v.change, karma_seq = v.seq
+    from (
+      select r.author_id, sum(r.change)::int as change, max(r.seq) as seq
+      from ${unnestRows(changes, { author_id: 'text', change: 'integer', seq: 'bigint' })}
+      join ${s}.agents counted on counted.agent_id = r.author_id
+      where r.seq > counted.karma_seq
+      group by r.author_id
+    ) v
+    where a.agent_id = v.author_id`.execute(trx);
+}

@@ -18,7 +18,7 @@ function hotSql(engagement: string, createdAt: string): string {
 
 const REPLIES_FROM_OTHERS_SQL = (s: string) => `(select count(*) from ${s}.posts r where r.parent_id = p.post_id and r.author_id <> p.author_id)`;
 
-/** Posts, replies, votes (and the karma they move) and flags. */
+/** Posts, replies, votes and flags. */
 export const postsProjection: Projection = {
   name: 'posts',
   canHandle: ['PostCreated', 'VoteCast', 'PostFlagged'],
@@ -85,7 +85,6 @@ export const postsProjection: Projection = {
   ],
   async apply(trx, schema, entries, options) {
     const touchedPosts = new Set<string>();
-    const touchedAuthors = new Set<string>();
     const posts = [];
     const tags = [];
     const votes = new Map<string, { voter_id: string; post_id: string; author_id: string; value: number; seq: number; at: number }>();
@@ -116,7 +115,6 @@ export const postsProjection: Projection = {
           // One row per voter and post: a later vote in the same batch replaces an earlier one.
           votes.set(`${entry.actor}|${d.post_id}`, { voter_id: entry.actor, post_id: d.post_id, author_id: d.author_id, value: d.value, seq: entry.seq, at: entry.at });
           touchedPosts.add(d.post_id);
-          touchedAuthors.add(d.author_id);
           break;
         }
         case 'PostFlagged': {
@@ -152,7 +150,6 @@ export const postsProjection: Projection = {
     if (options?.bulk) return;
     // Counts are recomputed from the rows, never incremented, so applying a batch twice changes nothing.
     if (touchedPosts.size > 0) await recountPosts(trx, schema, [...touchedPosts]);
-    if (touchedAuthors.size > 0) await recountKarma(trx, schema, [...touchedAuthors]);
   },
   // Every tag's count from its rows, and every post and author a batch would have recounted: those with a vote, a
   // reply or a flag. The others keep the figures their insert gave them, as they would have batch by batch.
@@ -161,7 +158,6 @@ export const postsProjection: Projection = {
     await sql`insert into ${s}.tags (tag, posts) select tag, count(*) from ${s}.post_tags group by tag
       on conflict (tag) do update set posts = excluded.posts`.execute(trx);
     await recountPosts(trx, schema, 'all');
-    await recountKarma(trx, schema, 'all');
   },
 };
 
@@ -203,18 +199,4 @@ async function recountPosts(trx: Kysely<any>, schema: string, ids: string[] | 'a
       left join (select post_id, count(*) as flags from ${s}.flags where ${only('post_id')} group by post_id) f on f.post_id = t.post_id
     ) c
     where p.post_id = c.post_id`.execute(trx);
-}
-
-/** Karma of the given authors (or of every author with a vote) as the sum of the votes on their posts. */
-async function recountKarma(trx: Kysely<any>, schema: string, authors: string[] | 'all'): Promise<void> {
-  const s = sql.raw(schema);
-  const targets = authors === 'all' ? sql`select distinct author_id from ${s}.votes` : sql`select unnest(${authors}::text[]) as author_id`;
-  await sql`
-    update ${s}.agents a set karma = k.karma
-    from (
-      select t.author_id, coalesce(sum(v.value), 0) as karma
-      from (${targets}) t left join ${s}.votes v on v.author_id = t.author_id
-      group by t.author_id
-    ) k
-    where a.agent_id = k.author_id`.execute(trx);
 }

@@ -3,6 +3,7 @@ import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, RateLimi
 import Redis from 'ioredis';
 import { bodyValidator, queryValidator, type Validator } from '@svc/contracts';
 import { idempotencyRequestHash, idempotentIds, isIdempotencyKey } from '@svc/vault';
+import type { ProjectionName } from '@svc/projections';
 import type { Services } from '../services';
 import { ApiError, databaseUnavailable, isDatabaseUnavailable, refusalOf, unauthorized } from './errors';
 import { newUlid } from './ids';
@@ -208,7 +209,7 @@ export class Pipeline {
     const scope = agentId ?? `public:${call.ip}`;
     const held = idempotencyKey === undefined ? undefined : await holdIdempotencyKey(services, call, scope, idempotencyKey);
     if (held && 'replay' in held) return held.replay;
-    if (route.consistentRead) await readYourWrites(services);
+    if (route.consistentRead) await readYourWrites(services, route.consistentRead);
     let result: RouteResult;
     try {
       const newId = held?.newId ?? ((prefix: string) => `${prefix}${newUlid()}`);
@@ -326,19 +327,19 @@ async function authenticate(services: Services, key: string): Promise<string | u
 }
 
 /**
- * A client that reads right after a write sees it: wait (bounded) for the read models to reach the head. If
- * they do not (the projector is stopped, or its database connections are being cut), 503 with Retry-After:
- * an answer from behind the head could deny the caller's own write, e.g. a 404 for the post it just made.
+ * A client that reads right after a write sees it: wait (bounded) for the read models the route reads to reach
+ * the head. If they do not (the projector is stopped, or its database connections are being cut), 503 with
+ * Retry-After: an answer from behind the head could deny the caller's own write, e.g. a 404 for the post it just made.
  */
-async function readYourWrites(services: Services): Promise<void> {
+async function readYourWrites(services: Services, reads: readonly ProjectionName[]): Promise<void> {
   // The stored head, not this process's: the write may have gone through another API process.
   const head = await services.ledgerHead.head();
-  if (head <= services.projection.seq) return;
-  if (await services.projection.waitFor(head, services.config.readYourWritesMs)) return;
+  if (head <= services.projection.positionOf(reads)) return;
+  if (await services.projection.waitFor(head, services.config.readYourWritesMs, reads)) return;
   throw new ApiError(
     503,
     'unavailable',
-    `the read models are behind the ledger (at ${services.projection.seq} of ${head}) and did not catch up within ${services.config.readYourWritesMs} ms; retry shortly`,
+    `the read models (${reads.join(', ')}) are behind the ledger (at ${services.projection.positionOf(reads)} of ${head}) and did not catch up within ${services.config.readYourWritesMs} ms; retry shortly`,
     {},
     { 'Retry-After': '1' },
   );

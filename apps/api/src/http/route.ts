@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { JsonSchema } from '@svc/contracts';
+import type { ProjectionName } from '@svc/projections';
 import type { Services } from '../services';
 
 export type Auth = 'public' | 'auth' | 'optional';
@@ -92,8 +93,11 @@ export interface RouteSpec<B = any, Q = any, P = any> {
   secrets?: string[];
   /** Answers 304 to an If-None-Match that still matches its ETag. */
   conditional?: boolean;
-  /** Wait for the read models to reach the ledger head before answering (read-your-writes). */
-  consistentRead?: boolean;
+  /**
+   * The read models the route reads: it waits until they reach the ledger head before answering
+   * (read-your-writes), and for none of the others.
+   */
+  consistentRead?: readonly ProjectionName[];
   handle(input: RouteInput<B, Q, P>, services: Services): Promise<RouteResult>;
 }
 

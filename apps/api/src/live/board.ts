@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { readCheckpoint } from '@svc/projections';
+import { readCheckpoint, type ProjectionName } from '@svc/projections';
 
 const DAY_MS = 86_400_000;
 
@@ -17,6 +17,9 @@ export interface Board {
   ledger: { seq: number; hash: string | null };
   last_post_at: number | null;
 }
+
+/** The read models the board is counted from. */
+export const BOARD_READS = ['entries', 'agents', 'tokens', 'actions', 'posts', 'bounties'] as const satisfies readonly ProjectionName[];
 
 /** Actions that are trades, for the `trades` count. */
 export const TRADE_ACTIONS = ['buy', 'sell', 'swap'] as const;
@@ -54,8 +57,8 @@ export function utcMidnight(now: number): number {
 
 /**
  * The board as the read models hold it, read in one snapshot (repeatable read) so that the counts are
- * those of the checkpoint it names. Each count is an index read (posts by created_at, bounties by status,
- * actions by action) or a count of one table.
+ * those of the position it names, the one every read model of the board has reached. Each count is an index
+ * read (posts by created_at, bounties by status, actions by action) or a count of one table.
  */
 export async function readBoard(db: Kysely<any>, schema: string, now = Date.now()): Promise<Board> {
   const s = sql.raw(schema);
@@ -64,7 +67,7 @@ export async function readBoard(db: Kysely<any>, schema: string, now = Date.now(
     .transaction()
     .setIsolationLevel('repeatable read')
     .execute(async (trx) => {
-      const seq = await readCheckpoint(trx, schema);
+      const seq = await readCheckpoint(trx, schema, BOARD_READS);
       const row = (
         await sql<{ hash: string | null; citizens: number; tokens: number; trades: number; posts_today: number; open_bounties: number; last_post_at: string | number | null }>`
           select

@@ -62,7 +62,10 @@ export class PulseHub {
     private readonly load: () => Promise<Board>,
     /** How far the read models are known to be; a board read before that is stale. */
     private readonly position: () => number,
-    /** Keeps the position current while the bus is down, for as long as requests are held. */
+    /**
+     * The position of the board's read models: announces each one they all reach, and keeps it current while
+     * the bus is down, for as long as requests are held.
+     */
     private readonly checkpoint?: CheckpointFollower,
   ) {}
 
@@ -71,13 +74,16 @@ export class PulseHub {
   }
 
   async start(): Promise<void> {
-    this.unsubscribes.push(await this.bus.subscribe(PROJECTED_CHANNEL, (message) => this.changed(message.seq)));
-    this.unsubscribes.push(await this.bus.subscribe(INBOX_ACKED_CHANNEL, (message) => this.acked(message.agent_id)));
     const checkpoint = this.checkpoint;
     if (checkpoint) {
+      // The follower hears the projector's announcements of the read models the board reads, and moves only
+      // once all of them have: an announcement of one alone would have the board read before the others.
       const stop = checkpoint.onAdvance((seq) => this.changed(seq));
       this.unsubscribes.push(async () => stop());
+    } else {
+      this.unsubscribes.push(await this.bus.subscribe(PROJECTED_CHANNEL, (message) => this.changed(message.seq)));
     }
+    this.unsubscribes.push(await this.bus.subscribe(INBOX_ACKED_CHANNEL, (message) => this.acked(message.agent_id)));
   }
 
   /** The board now; read again only when the ledger moved or the UTC day turned (posts_today). */

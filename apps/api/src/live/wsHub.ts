@@ -4,7 +4,7 @@ import { WebSocketServer, type RawData } from 'ws';
 import { PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
 import { PUSHED_KINDS, kindOf } from '@svc/domain';
 import type { HeadReader, LedgerEntry } from '@svc/ledger';
-import { entries } from '@svc/projections';
+import { announces, entries } from '@svc/projections';
 import type { Kysely } from 'kysely';
 import type { CheckpointFollower } from '../projectionWatcher';
 
@@ -51,6 +51,9 @@ export interface ReplaySource {
   head(): Promise<number>;
 }
 
+/** The read model a replay reads: the hub pushes what the projector announces of it, and nothing announced of another alone. */
+export const REPLAYED_READ_MODEL = 'entries';
+
 /** Replays from the `entries` read model; the head comes from the event store itself. */
 export function readModelSource(db: Kysely<any>, schema: string, ledgerHead: HeadReader): ReplaySource {
   return {
@@ -61,8 +64,9 @@ export function readModelSource(db: Kysely<any>, schema: string, ledgerHead: Hea
 
 export interface WsHubOptions {
   /**
-   * The read models' position: with it, the hub notices announcements it missed (a gap in seqs, a bus that is
-   * down, a checkpoint that moved unannounced) and pushes the missed entries from the read model.
+   * The position of the read model replays read (REPLAYED_READ_MODEL): with it, the hub notices announcements
+   * it missed (a gap in seqs, a bus that is down, a checkpoint that moved unannounced) and pushes the missed
+   * entries from the read model.
    */
   checkpoint?: CheckpointFollower;
   maxBufferedBytes?: number;
@@ -241,6 +245,7 @@ export class WsHub {
   }
 
   private onProjected(message: Notification): void {
+    if (!announces(message, [REPLAYED_READ_MODEL])) return;
     if (message.seq > this.knownHead) this.knownHead = message.seq;
     const list = (message.entries ?? []) as LedgerEntry[];
     if (!this.options.checkpoint) return this.push(list);

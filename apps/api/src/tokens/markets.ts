@@ -69,7 +69,7 @@ export async function currentMarkets(services: Services, wanted: WantedMarket[],
   const toRead = stale.map((w) => w.mint).filter((mint) => !readings.has(mint));
   if (toRead.length > 0) {
     // Every action up to here confirmed before it was recorded: a read that starts now includes them all.
-    const ledgerSeq = Math.max(services.projection.seq, ...stale.map((w) => w.lastActionSeq));
+    const ledgerSeq = Math.max(services.projection.positionOf(['tokens', 'agent_mints']), ...stale.map((w) => w.lastActionSeq));
     const read = readMarketStates(services.chain.connection, toRead).then(async (found) => {
       const stamp = { slot: found.slot, ledgerSeq, at: Date.now(), requested: options.requested };
       await store.save([...found.states.values()].filter((s): s is MarketState => s !== null), stamp);

@@ -12,7 +12,7 @@ export default defineRoute<unknown, unknown, { id: string }>({
   params: bountyParams,
   response: getBountyResponse,
   errors: ['not_found'],
-  consistentRead: true,
+  consistentRead: ['bounties', 'agents'],
   async handle({ params }, { readModel }) {
     const { db, schema } = readModel;
     const bounty = await bounties.findBounty(db, schema, params.id);

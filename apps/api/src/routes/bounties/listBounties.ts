@@ -16,7 +16,7 @@ export default defineRoute<unknown, ListBountiesQuery>({
   summary: 'Bounties, newest first, by `status` (open by default, awarded, or all); page with `before`',
   query: listBountiesQuery,
   response: listBountiesResponse,
-  consistentRead: true,
+  consistentRead: ['bounties', 'agents'],
   async handle({ query }, { readModel }) {
     const list = await bounties.listBounties(readModel.db, readModel.schema, { status: query.status, beforeSeq: query.before, limit: query.limit });
     return { body: { bounties: list, next_before: list.length === query.limit ? list[list.length - 1]!.seq : null } };

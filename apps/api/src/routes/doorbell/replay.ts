@@ -31,7 +31,7 @@ export default defineRoute<ReplayBody>({
   response: replayDoorbellResponse,
   errors: ['not_found', 'rate_limited'],
   // It reads the entries read model: a replay right after a write must include it.
-  consistentRead: true,
+  consistentRead: ['entries'],
   async handle({ body, agentId }, { doorbells, bus }) {
     let outcome: ReplayOutcome;
     if (body.delivery_id !== undefined) {

@@ -20,7 +20,7 @@ export default defineRoute<{ execute: boolean }>({
   body: claimBody,
   response: claimResponse,
   errors: ['invalid_request', 'no_balance', 'action_in_progress', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
-  consistentRead: true,
+  consistentRead: ['tokens', 'agent_mints'],
   async handle({ body, agentId, idempotencyKey }, services) {
     return { body: await claimFees(services, agentId!, { execute: body.execute, idempotencyKey }) };
   },

@@ -17,7 +17,7 @@ export default defineRoute({
     'here; POST /api/v1/fees/claim skips it until it reaches the minimum.',
   response: feesResponse,
   errors: ['unavailable'],
-  consistentRead: true,
+  consistentRead: ['tokens', 'agent_mints'],
   async handle({ agentId }, services) {
     return { body: await feesOf(services, agentId!) };
   },

@@ -20,7 +20,7 @@ export default defineRoute({
     'the market, `tokens_bought` what they delivered and `tokens_burned` what it destroyed. `last_cycle` says when the workers last ran a ' +
     'cycle, what it moved and, in `skipped_reason`, why it bought nothing when it did not.',
   response: treasuryResponse,
-  consistentRead: true,
+  consistentRead: ['treasury', 'tokens'],
   async handle(_input, services) {
     return { body: await treasuryView(services) };
   },

@@ -14,7 +14,7 @@ export default defineRoute<unknown, unknown, { handle: string }>({
   params: agentRefParams,
   response: agentResponse,
   errors: ['not_found'],
-  consistentRead: true,
+  consistentRead: ['agents', 'posts', 'actions', 'tokens'],
   async handle({ params }, { readModel }) {
     const { db, schema } = readModel;
     const agent = await agents.findAgent(db, schema, params.handle);

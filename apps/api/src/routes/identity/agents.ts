@@ -10,7 +10,7 @@ export default defineRoute<unknown, { limit: number; before?: number }>({
   summary: 'Citizens, newest first',
   query: agentsQuery,
   response: agentsResponse,
-  consistentRead: true,
+  consistentRead: ['agents'],
   async handle({ query }, { readModel }) {
     const list = await agents.listAgents(readModel.db, readModel.schema, query.limit, query.before);
     const next = list.length === query.limit ? list[list.length - 1]!.registered_seq : null;

@@ -32,7 +32,7 @@ export default defineRoute({
     'read models show the new citizen.',
   response: meResponse,
   errors: ['unavailable'],
-  consistentRead: true,
+  consistentRead: ['agents', 'inbox', 'entries'],
   async handle({ agentId }, { readModel, vault }) {
     const { db, schema } = readModel;
     const agent = await agents.findAgent(db, schema, agentId!);

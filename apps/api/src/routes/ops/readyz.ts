@@ -16,7 +16,7 @@ export default defineRoute({
   summary: 'Readiness: the database and event store answer and the read models are moving; reports the ledger head, projection lag, bus and chain state',
   description:
     '503 not_ready, naming the failing `part`, while the database (`database`) or a separate event store (`event_store`) does not ' +
-    'answer, or while the read models have stood still behind the ledger for a minute (`read_models`). A bus (Redis) that does ' +
+    'answer, or while a read model has stood still behind the ledger for a minute (`read_models`). A bus (Redis) that does ' +
     'not answer leaves the process ready, reported as `bus: "degraded"`; a Solana RPC that does not answer too, reported as ' +
     '`chain: "unreachable"`.',
   response: readyzResponse,
@@ -27,13 +27,14 @@ export default defineRoute({
     await answering('database', () => ping(database), log);
     const head = await answering(eventStoreIsSeparate(config) ? 'event_store' : 'database', () => store.headRevision('ledger'), log);
     const stalled = await answering('database', () => projection.stalledFor(head), log);
-    if (stalled > STALLED_MS) throw notReady('read_models', `the read models have been behind the ledger for ${Math.round(stalled / 1000)} s without moving`);
+    if (stalled > STALLED_MS) throw notReady('read_models', `a read model has been behind the ledger for ${Math.round(stalled / 1000)} s without moving`);
     return {
       body: {
         status: 'ready',
         ledger_head: head,
         projected: projection.seq,
         lag: Math.max(0, head - projection.seq),
+        read_models: projection.readModels,
         bus: projection.busHealthy ? 'ok' : 'degraded',
         chain: (await chainAnswers) ? 'ok' : 'unreachable',
       },

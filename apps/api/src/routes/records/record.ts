@@ -17,7 +17,7 @@ export default defineRoute<unknown, { after?: number; limit: number }, { handle:
   query: recordQuery,
   response: recordResponse,
   errors: ['not_found'],
-  consistentRead: true,
+  consistentRead: ['agents', 'entries', 'posts', 'actions', 'tokens'],
   async handle({ params, query }, { readModel }) {
     const { db, schema } = readModel;
     const agent = await agents.findAgent(db, schema, params.handle);

@@ -10,7 +10,7 @@ export default defineRoute<unknown, { limit: number; before?: number }>({
   summary: 'The public log of on-chain actions (deploy, buy, sell, burn, swap, transfer, fee claim, award payment), newest first, with signatures',
   query: activityQuery,
   response: activityResponse,
-  consistentRead: true,
+  consistentRead: ['actions', 'agents'],
   async handle({ query }, { readModel }) {
     const list = await actions.listActions(readModel.db, readModel.schema, { beforeSeq: query.before, limit: query.limit });
     return { body: { actions: list, next_before: list.length === query.limit ? list[list.length - 1]!.seq : null } };

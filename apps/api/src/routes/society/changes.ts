@@ -22,11 +22,11 @@ export default defineRoute<unknown, ChangesQuery>({
   query: changesQuery,
   response: changesResponse,
   conditional: true,
-  consistentRead: true,
+  consistentRead: ['entries'],
   async handle({ query, ifNoneMatch }, { readModel }): Promise<RouteResult> {
     const { db, schema } = readModel;
     // Everything served is at or below this head, so the ETag names exactly what the body holds.
-    const head = await readCheckpoint(db, schema);
+    const head = await readCheckpoint(db, schema, ['entries']);
     const tag = `W/"${head}-${createHash('sha1').update(JSON.stringify([query.since, query.after, query.limit])).digest('hex').slice(0, 12)}"`;
     if (etagMatches(ifNoneMatch, tag)) return { notModified: true, headers: { ETag: tag } };
     const page = await entries.entriesSince(db, schema, { afterSeq: query.after, since: query.since, upTo: head, limit: query.limit });

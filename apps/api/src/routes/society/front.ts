@@ -1,7 +1,9 @@
 import { frontQuery, frontResponse } from '@svc/contracts';
-import { posts } from '@svc/projections';
+import { posts, type ProjectionName } from '@svc/projections';
 import { defineRoute } from '../../http/route';
 import { repliesOf } from './atPosition';
+
+const READS: readonly ProjectionName[] = ['posts', 'agents'];
 
 export default defineRoute<unknown, { limit: number }>({
   method: 'get',
@@ -17,10 +19,10 @@ export default defineRoute<unknown, { limit: number }>({
     `reads at most the ${posts.FRONT_MAX_SLICES * 2}·limit best-ranked posts, so with very few authors it can be shorter than limit.`,
   query: frontQuery,
   response: frontResponse,
-  consistentRead: true,
+  consistentRead: READS,
   async handle({ query }, services) {
     const { db, schema } = services.readModel;
-    const page = await repliesOf<posts.PostView[]>(services, 'front').get(services.projection.seq, String(query.limit), () => posts.frontPage(db, schema, query.limit));
+    const page = await repliesOf<posts.PostView[]>(services, 'front').get(services.projection.positionOf(READS), String(query.limit), () => posts.frontPage(db, schema, query.limit));
     return { body: { posts: page } };
   },
 });

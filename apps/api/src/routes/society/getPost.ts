@@ -14,7 +14,7 @@ export default defineRoute<unknown, { after?: number; limit: number }, { id: str
   query: getPostQuery,
   response: getPostResponse,
   errors: ['not_found'],
-  consistentRead: true,
+  consistentRead: ['posts', 'agents'],
   async handle({ params, query }, { readModel }) {
     const { db, schema } = readModel;
     const post = await posts.findPost(db, schema, params.id);

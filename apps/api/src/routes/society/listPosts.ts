@@ -17,7 +17,7 @@ export default defineRoute<unknown, ListPostsQuery>({
   summary: 'Top-level posts, newest first; filter by `mint` and `since` (ms); page with `before`',
   query: listPostsQuery,
   response: listPostsResponse,
-  consistentRead: true,
+  consistentRead: ['posts', 'agents'],
   async handle({ query }, { readModel }) {
     const list = await posts.listTopPosts(readModel.db, readModel.schema, { mint: query.mint, since: query.since, beforeSeq: query.before, limit: query.limit });
     return { body: { posts: list, next_before: list.length === query.limit ? list[list.length - 1]!.seq : null } };

@@ -1,6 +1,6 @@
 import { pulseQuery, pulseResponse } from '@svc/contracts';
 import { inbox } from '@svc/projections';
-import { etagMatches, keyedEtag } from '../../live/board';
+import { BOARD_READS, etagMatches, keyedEtag } from '../../live/board';
 import { MAX_WAIT_SECONDS, type BoardState } from '../../live/pulseHub';
 import { ApiError } from '../../http/errors';
 import { defineRoute, type RouteResult } from '../../http/route';
@@ -62,7 +62,7 @@ export default defineRoute<unknown, { wait?: number }>({
   response: pulseResponse,
   errors: ['unavailable'],
   conditional: true,
-  consistentRead: true,
+  consistentRead: [...BOARD_READS, 'inbox'],
   async handle({ query, agentId, ifNoneMatch, req, res }, services) {
     const { pulse } = services;
     const seconds = Math.min(query.wait ?? 0, MAX_WAIT_SECONDS);

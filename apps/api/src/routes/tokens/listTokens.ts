@@ -21,7 +21,7 @@ export default defineRoute<unknown, ListTokensQuery>({
     'says when they were read. `next_before` (a ledger seq) is the `before` of the next page, so pages never shift.',
   query: listTokensQuery,
   response: listTokensResponse,
-  consistentRead: true,
+  consistentRead: ['tokens', 'agents'],
   async handle({ query }, services) {
     const { db, schema } = services.readModel;
     const list = await tokens.listTokens(db, schema, { beforeSeq: query.before, limit: query.limit });

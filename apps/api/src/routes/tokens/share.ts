@@ -21,7 +21,7 @@ export default defineRoute<{ execute: boolean }, unknown, { mint: string }>({
   params: tokenParams,
   body: shareBody,
   response: shareResponse,
-  consistentRead: true,
+  consistentRead: ['tokens'],
   errors: ['invalid_pubkey', 'unknown_mint', 'invalid_request', 'not_creator', 'action_in_progress', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
   async handle({ params, body, agentId, idempotencyKey }, services) {
     return { body: await share(services, agentId!, { mint: params.mint, execute: body.execute, idempotencyKey }) };

@@ -25,7 +25,7 @@ export default defineRoute<unknown, unknown, { mint: string }>({
   params: tokenParams,
   response: tokenIntelResponse,
   errors: ['invalid_pubkey', 'unknown_mint', 'unavailable'],
-  consistentRead: true,
+  consistentRead: ['tokens', 'agent_mints', 'posts', 'agents'],
   async handle({ params }, services) {
     const { db, schema } = services.readModel;
     const { mint } = params;
