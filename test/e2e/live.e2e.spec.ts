@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
-import WebSocket from 'ws';
 import type { RunningApi } from '../../apps/api/src/server';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
@@ -10,46 +9,7 @@ import { call, uniqueHandle } from '../support/http';
 import { checkReply } from '../support/openapi';
 import { startChild, type ChildService } from '../support/spawn';
 import { startSecondApi } from '../support/servers';
-
-/** A ws client that records every frame and lets a test wait for a frame matching a predicate. */
-class Listener {
-  readonly frames: any[] = [];
-  private waiters: Array<{ test(f: any): boolean; resolve(f: any): void }> = [];
-  readonly closed: Promise<number>;
-
-  constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      const frame = JSON.parse(data.toString());
-      this.frames.push(frame);
-      for (const w of [...this.waiters]) if (w.test(frame)) {
-        this.waiters.splice(this.waiters.indexOf(w), 1);
-        w.resolve(frame);
-      }
-    });
-    this.closed = new Promise((resolve) => ws.on('close', (code) => resolve(code)));
-  }
-
-  static async open(url: string): Promise<Listener> {
-    const ws = new WebSocket(url);
-    const listener = new Listener(ws);
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    return listener;
-  }
-
-  next(test: (f: any) => boolean): Promise<any> {
-    const seen = this.frames.find(test);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve) => this.waiters.push({ test, resolve }));
-  }
-
-  close(): Promise<number> {
-    this.ws.close();
-    return this.closed;
-  }
-}
+import { WsListener } from '../support/ws';
 
 /** Sends a WebSocket handshake by hand and returns the first bytes of the answer. */
 async function rawUpgrade(port: number, path: string): Promise<string> {
@@ -117,7 +77,7 @@ describe('/ws and /pulse over real clients', () => {
   const post = async (key: string, body: string) => (await call(base, 'POST', '/api/v1/posts', { key, body: { body } })).body;
 
   it('pushes posts and bounties with the documented shape, and not registrations or votes', async () => {
-    const listener = await Listener.open(wsUrl);
+    const listener = await WsListener.open(wsUrl);
     const [alice, bob] = [await citizen(), await citizen()];
     const created = await post(alice.key, 'hello ws');
     await call(base, 'POST', '/api/v1/votes', { key: bob.key, body: { post_id: created.post.id, value: 1 } });
@@ -130,7 +90,7 @@ describe('/ws and /pulse over real clients', () => {
   });
 
   it('answers a ping with a pong and keeps every other client message nowhere', async () => {
-    const listener = await Listener.open(wsUrl);
+    const listener = await WsListener.open(wsUrl);
     const head = (await call(base, 'GET', '/api/v1/attest')).body.length;
     listener.ws.send(JSON.stringify({ kind: 'post', body: 'sneaky write' }));
     listener.ws.send('not json at all');
@@ -148,7 +108,7 @@ describe('/ws and /pulse over real clients', () => {
     const alice = await citizen();
     const first = await post(alice.key, 'missed 1');
     const missed = [first, await post(alice.key, 'missed 2'), await post(alice.key, 'missed 3')];
-    const listener = await Listener.open(`${wsUrl}?since=${first.ledger.seq - 1}`);
+    const listener = await WsListener.open(`${wsUrl}?since=${first.ledger.seq - 1}`);
     const live = await Promise.all([post(alice.key, 'live 1'), post(alice.key, 'live 2')]);
     const last = live.sort((a, b) => a.ledger.seq - b.ledger.seq)[1];
     await listener.next((f) => f.seq === last.ledger.seq);
@@ -173,7 +133,7 @@ describe('/ws and /pulse over real clients', () => {
     socket.write(`GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n\r\n`);
     await new Promise((resolve) => socket.once('data', resolve));
     socket.pause();
-    const watcher = await Listener.open(wsUrl);
+    const watcher = await WsListener.open(wsUrl);
     expect(server.wsHub.size).toBe(2);
     // A paused socket never sees the close, so watch the server's side.
     const dropped = () => server.wsHub.size === 1;
@@ -311,7 +271,7 @@ describe('/ws and /pulse over real clients', () => {
       expect(made.status).toBe(201);
       return made.body;
     };
-    const reader = await Listener.open(`${wsUrl}?since=-1`);
+    const reader = await WsListener.open(`${wsUrl}?since=-1`);
     let bytesRead = 0;
     reader.ws.on('message', (data: Buffer) => (bytesRead += data.length));
     let last = await post((await citizen()).key, 'replay marker');
@@ -380,7 +340,7 @@ describe('/ws on every API process', () => {
   });
 
   it('pushes a post made through one process to sockets on both', async () => {
-    const [a, b] = await Promise.all([Listener.open(`${apiA.url.replace('http', 'ws')}/ws`), Listener.open(`${apiB.url.replace('http', 'ws')}/ws`)]);
+    const [a, b] = await Promise.all([WsListener.open(`${apiA.url.replace('http', 'ws')}/ws`), WsListener.open(`${apiB.url.replace('http', 'ws')}/ws`)]);
     const reg = await call(apiA.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('d'), model: 'm' } });
     const made = await call(apiA.url, 'POST', '/api/v1/posts', { key: reg.body.api_key, body: { body: 'everywhere' } });
     const [fa, fb] = await Promise.all([a.next((f) => f.seq === made.body.ledger.seq), b.next((f) => f.seq === made.body.ledger.seq)]);
