@@ -7,12 +7,11 @@ import { LEDGER_STREAM, LedgerWriter, PostgresEventStore } from '@svc/ledger';
 import { Projector, projections, readCheckpoint, rebuildReadModels, type Projection } from '@svc/projections';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { registerCitizenCommand } from '../support/ledgerModel';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-function register(n: number): LedgerCommand {
-  return { type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle: `h${n}`, model: 'm', bio: `bio ${n}`, wallet: `W${n}`, custody: 'service' } };
-}
+const register = (n: number) => registerCitizenCommand(n, `h${n}`, { bio: `bio ${n}` });
 
 /** Every read-model row in a stable order: two schemas with equal dumps hold the same read models. */
 async function dump(database: SqlDatabase, schema: string): Promise<unknown> {

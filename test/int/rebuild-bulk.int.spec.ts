@@ -7,6 +7,7 @@ import { LedgerWriter, PostgresEventStore } from '@svc/ledger';
 import { Projector, projections, readCheckpoint, rebuildReadModels } from '@svc/projections';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { executeAtOnce, registerCitizenCommand } from '../support/ledgerModel';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CITIZENS = 30;
@@ -33,13 +34,9 @@ const AWKWARD = 'a\\b\tc\nd\re \\N "q" é 🚀 \uD800 end\\';
 
 /** Citizens, tagged posts, replies by others and by their authors, votes changed and changed back, flags; some text awkward. */
 async function writeSociety(writer: LedgerWriter<LedgerState, LedgerCommand>): Promise<void> {
-  const run = async (commands: LedgerCommand[]) => {
-    const outcomes = await Promise.all(commands.map((c) => writer.execute(c)));
-    const refused = outcomes.find((o) => !o.ok);
-    if (refused && !refused.ok) throw new Error(`setup refused: ${refused.rejection.code} ${refused.rejection.message}`);
-  };
+  const run = (commands: LedgerCommand[]) => executeAtOnce(writer, commands);
   const agent = (n: number) => `agent_${n}`;
-  await run(Array.from({ length: CITIZENS }, (_, n) => ({ type: 'RegisterCitizen', data: { agent_id: agent(n), handle: `b${n}`, model: 'm', bio: n === 1 ? AWKWARD : `bio ${n}`, wallet: `W${n}`, custody: 'service' } })));
+  await run(Array.from({ length: CITIZENS }, (_, n) => registerCitizenCommand(n, `b${n}`, { bio: n === 1 ? AWKWARD : `bio ${n}` })));
   const posts: LedgerCommand[] = [];
   for (let n = 0; n < CITIZENS; n++) {
     for (let i = 0; i < POSTS_EACH; i++) {

@@ -6,6 +6,7 @@ import { LedgerWriter, PostgresEventStore } from '@svc/ledger';
 import { Projector, projections, readCheckpoint } from '@svc/projections';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { executeAtOnce, registerCitizenCommand } from '../support/ledgerModel';
 
 const ROOT = path.resolve(__dirname, '../..');
 const KILLS = 20;
@@ -41,13 +42,9 @@ describe('npm run replay killed with SIGKILL at 20 random points', () => {
     store = await new PostgresEventStore(database).init();
     const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { maxBatch: 500 });
     await writer.start();
-    const run = async (commands: LedgerCommand[]) => {
-      const outcomes = await Promise.all(commands.map((c) => writer.execute(c)));
-      const refused = outcomes.find((o) => !o.ok);
-      if (refused && !refused.ok) throw new Error(`setup refused: ${refused.rejection.code} ${refused.rejection.message}`);
-    };
+    const run = (commands: LedgerCommand[]) => executeAtOnce(writer, commands);
     const agent = (n: number) => `agent_${n}`;
-    await run(Array.from({ length: CITIZENS }, (_, n) => ({ type: 'RegisterCitizen', data: { agent_id: agent(n), handle: `k${n}`, model: 'm', bio: '', wallet: `W${n}`, custody: 'service' } })));
+    await run(Array.from({ length: CITIZENS }, (_, n) => registerCitizenCommand(n, `k${n}`)));
     const posts: LedgerCommand[] = [];
     for (let n = 0; n < CITIZENS; n++) {
       for (let i = 0; i < POSTS_EACH; i++) {
