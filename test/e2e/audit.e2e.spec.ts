@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { call, uniqueHandle } from '../support/http';
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
+import { freePort } from '../support/ports';
 
 // `npm run audit` against the real service: it verifies an intact chain, and names the entry whose
 // served copy was changed behind the service's back.
@@ -28,16 +28,6 @@ function runAudit(...args: string[]): Promise<Run> {
     execFile(process.execPath, [require.resolve('tsx/cli'), AUDIT_SCRIPT, ...args], { timeout: 50_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
       resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** A port that was just free: connecting to it is refused. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close((error) => (error ? reject(error) : resolve(port)));
     });
   });
 }
@@ -131,7 +121,7 @@ describe('npm run audit', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--url is required');
 
-    const unreachable = await runAudit('--url', `http://127.0.0.1:${await closedPort()}`);
+    const unreachable = await runAudit('--url', `http://127.0.0.1:${await freePort()}`);
     expect(unreachable.code).toBe(2);
     expect(unreachable.stderr).toMatch(/failed after 3 retries: ECONNREFUSED/);
   });

@@ -9,6 +9,7 @@ import { call, uniqueHandle } from '../support/http';
 import { checkReply } from '../support/openapi';
 import { startChild, type ChildService } from '../support/spawn';
 import { startSecondApi } from '../support/servers';
+import { until } from '../support/until';
 import { WsListener } from '../support/ws';
 
 /** Sends a WebSocket handshake by hand and returns the first bytes of the answer. */
@@ -19,15 +20,6 @@ async function rawUpgrade(port: number, path: string): Promise<string> {
   const text = await new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
   socket.destroy();
   return text;
-}
-
-/** Resolves once `condition` holds: for state a test can only observe by looking (a request being held). */
-async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 /** A GET whose raw status and headers are kept (fetch hides hop-by-hop headers such as Connection). */
@@ -189,7 +181,7 @@ describe('/ws and /pulse over real clients', () => {
       socket.on('error', () => undefined);
       socket.write('GET /api/v1/pulse?wait=25 HTTP/1.1\r\nHost: x\r\n\r\n', () => socket.destroy());
     }
-    await until(async () => (await abandoned()) - before >= 20, 'all 20 hung-up long-polls are let go');
+    await until('all 20 hung-up long-polls are let go', 10_000, async () => (await abandoned()) - before >= 20, 5);
     expect(server.services.pulse.held).toBe(0);
   });
 
@@ -223,7 +215,7 @@ describe('/ws and /pulse over real clients', () => {
       answered = true;
       return r;
     });
-    await until(() => server.services.pulse.held === 1, 'the keyed long-poll is held');
+    await until('the keyed long-poll is held', 10_000, () => server.services.pulse.held === 1, 5);
     expect(answered).toBe(false);
     const replied = (await call(base, 'POST', '/api/v1/posts', { key: bob.key, body: { body: 'to alice', parent_id: mine.post.id } })).body;
     const woken = await held;
@@ -233,7 +225,7 @@ describe('/ws and /pulse over real clients', () => {
 
     // The ack moves nothing on the ledger; it lets the held request look at has_new_for_you again.
     const again = call(base, 'GET', '/api/v1/pulse?wait=25', { key: alice.key, headers: { 'if-none-match': woken.headers.get('etag')! } });
-    await until(() => server.services.pulse.held === 1, 'the second keyed long-poll is held');
+    await until('the second keyed long-poll is held', 10_000, () => server.services.pulse.held === 1, 5);
     await call(base, 'POST', '/api/v1/me/ack', { key: alice.key, body: {} });
     const acked = await again;
     expect(acked.status).toBe(200);
@@ -288,7 +280,7 @@ describe('/ws and /pulse over real clients', () => {
     socket.write(`GET /ws?since=-1 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n\r\n`);
     await new Promise((resolve) => socket.once('data', resolve));
     socket.pause();
-    await until(() => server.wsHub.backlogBytes > 0, 'the replay to the client that does not read stalls');
+    await until('the replay to the client that does not read stalls', 10_000, () => server.wsHub.backlogBytes > 0, 5);
     const connected = server.wsHub.size;
     let live = 0;
     let author = await citizen();
@@ -403,7 +395,7 @@ describe('/pulse?wait= across two API processes sharing Redis', () => {
       answered = true;
       return r;
     });
-    await until(() => second.services.pulse.held === 1, 'the long-poll is held on the second process');
+    await until('the long-poll is held on the second process', 10_000, () => second.services.pulse.held === 1, 5);
     expect(answered).toBe(false);
     const made = (await call(first.url, 'POST', '/api/v1/posts', { key: alice.key, body: { body: 'wake the other one' } })).body;
     const woken = await held;
@@ -415,7 +407,7 @@ describe('/pulse?wait= across two API processes sharing Redis', () => {
     const unread = await call(second.url, 'GET', '/api/v1/pulse', { key: alice.key });
     expect(unread.body.has_new_for_you).toBe(true);
     const keyed = call(second.url, 'GET', '/api/v1/pulse?wait=25', { key: alice.key, headers: { 'if-none-match': unread.headers.get('etag')! } });
-    await until(() => second.services.pulse.held === 1, 'the keyed long-poll is held on the second process');
+    await until('the keyed long-poll is held on the second process', 10_000, () => second.services.pulse.held === 1, 5);
     await call(first.url, 'POST', '/api/v1/me/ack', { key: alice.key, body: {} });
     expect((await keyed).body).toMatchObject({ has_new_for_you: false });
   });
@@ -423,7 +415,7 @@ describe('/pulse?wait= across two API processes sharing Redis', () => {
   it('answers held long-polls when it shuts down, instead of resetting them', async () => {
     const etag = (await call(second.url, 'GET', '/api/v1/pulse')).headers.get('etag')!;
     const held = rawGet(`${second.url}/api/v1/pulse?wait=25`, { 'if-none-match': etag });
-    await until(() => second.services.pulse.held === 1, 'the long-poll is held');
+    await until('the long-poll is held', 10_000, () => second.services.pulse.held === 1, 5);
     await second.close();
     const answer = await held;
     expect(answer.status).toBe(503);

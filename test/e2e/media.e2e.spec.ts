@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
-import type { AddressInfo, LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
 import { Rejected } from '@svc/domain';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { ImageFetcher } from '../../apps/api/src/tokens/fetchImage';
@@ -10,6 +10,7 @@ import { hostDeployMetadata, hostMetadata } from '../../apps/api/src/tokens/medi
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
 import { checkedFetch } from '../support/openapi';
+import { freePort } from '../support/ports';
 import { startLocalHttps } from '../support/tls';
 
 jest.setTimeout(60_000);
@@ -286,10 +287,7 @@ describe('token media: image intake, metadata hosting and GET /api/v1/media/{sha
       const unresolvable = new ImageFetcher({ lookup: notFound });
       expect((await refusal(unresolvable.fetch('https://no-such-host.example/cat.png'))).message).toMatch(/could not be fetched: its host name does not resolve/);
 
-      const closed = https.createServer();
-      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
-      const port = (closed.address() as AddressInfo).port;
-      await new Promise<void>((resolve) => closed.close(() => resolve()));
+      const port = await freePort();
       expect((await refusal(local.fetch(`https://127.0.0.1:${port}/cat.png`))).message).toMatch(/could not be fetched: its host refused the connection/);
 
       // Without the test CA, the self-signed certificate is not trusted.

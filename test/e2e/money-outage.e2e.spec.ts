@@ -3,8 +3,9 @@ import { LAMPORTS_PER_SOL, PublicKey, SystemProgram, type Connection } from '@so
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens';
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { allChanges, PrivateRedis, TcpProxy, until } from '../support/faults';
+import { allChanges, PrivateRedis, TcpProxy } from '../support/faults';
 import { call, type Reply } from '../support/http';
+import { until } from '../support/until';
 
 const CLIENTS = 6;
 const OUTAGE_MS = 4_000;

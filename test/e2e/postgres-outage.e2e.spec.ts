@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, PG_ADMIN_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { allChanges, until } from '../support/faults';
+import { allChanges } from '../support/faults';
+import { until } from '../support/until';
 import { call, uniqueHandle, type Reply } from '../support/http';
 
 type Phase = 'before' | 'cutting' | 'after' | 'done';

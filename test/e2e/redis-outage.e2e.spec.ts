@@ -3,8 +3,9 @@ import WebSocket from 'ws';
 import { RedisBus } from '@svc/bus';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { allChanges, percentile, PrivateRedis, registerCitizens, until, type Citizen } from '../support/faults';
+import { allChanges, percentile, PrivateRedis, registerCitizens, type Citizen } from '../support/faults';
 import { call, type Reply } from '../support/http';
+import { until } from '../support/until';
 
 type Phase = 'up' | 'down' | 'back' | 'done';
 

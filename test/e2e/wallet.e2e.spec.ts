@@ -11,6 +11,7 @@ import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { LOCAL_USD_MINT } from '../../apps/localnet/src/jupiter';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call, uniqueHandle } from '../support/http';
+import { freePort } from '../support/ports';
 
 interface Citizen {
   handle: string;
@@ -218,10 +219,7 @@ describe('GET /api/v1/wallet: the citizen’s SOL and tokens as the chain holds 
     const me = await citizen('offline');
     const down = http.createServer((_req, res) => res.writeHead(503).end('no healthy upstream'));
     await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const closedPort = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
+    const closedPort = await freePort();
     const reachable = server.services.chain;
     try {
       for (const rpc of [`http://127.0.0.1:${(down.address() as AddressInfo).port}`, `http://127.0.0.1:${closedPort}`]) {

@@ -4,7 +4,7 @@ import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { Attestor, LedgerWriter, PostgresEventStore, SnapshotStore, checkStoredLink, sealAndEncode, LEDGER_STREAM, type LedgerEntry } from '@svc/ledger';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
-import { until } from '../support/faults';
+import { until } from '../support/until';
 import { registerCitizenCommand as register } from '../support/ledgerModel';
 
 // A superuser who bypasses the triggers leaves no tamper mark: the incremental answer cannot see such a

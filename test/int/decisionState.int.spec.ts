@@ -11,7 +11,7 @@ import {
 } from '@svc/ledger';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
-import { until } from '../support/faults';
+import { until } from '../support/until';
 import { countingStore as counting } from '../support/eventStore';
 import { postCommand as post, registerCitizenCommand as register, voteCommand as vote } from '../support/ledgerModel';
 

@@ -1,14 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { LedgerWriter, PostgresEventStore } from '@svc/ledger';
 import { Projector, projections, readCheckpoint } from '@svc/projections';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { killHard, spawnEntry } from '../support/spawn';
+import { until } from '../support/until';
 import { executeAtOnce, registerCitizenCommand } from '../support/ledgerModel';
 
-const ROOT = path.resolve(__dirname, '../..');
 const KILLS = 20;
 const CITIZENS = 40;
 const POSTS_EACH = 25;
@@ -71,9 +71,7 @@ describe('npm run replay killed with SIGKILL at 20 random points', () => {
   it('leaves the live read models whole at every kill, and a finished rebuild equal to a clean one', async () => {
     const before = await dump(database, 'rm');
     expect(before.posts!.length).toBe(CITIZENS * POSTS_EACH);
-    // `node --import tsx`, not the tsx CLI: a SIGKILL of the CLI would leave its child running.
-    const start = (): ChildProcess =>
-      spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/support/rebuildChild.ts'), db.url, 'rm', String(REBUILD_BATCH), tempDir('rebuild-kill-child')], { cwd: ROOT, stdio: 'ignore' });
+    const start = (): ChildProcess => spawnEntry('test/support/rebuildChild.ts', [db.url, 'rm', String(REBUILD_BATCH), tempDir('rebuild-kill-child')], { stdio: 'ignore' });
     const rebuilt = () => readCheckpoint(database.db, 'rm_rebuild').catch(() => -1);
     const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve)));
 
@@ -88,12 +86,8 @@ describe('npm run replay killed with SIGKILL at 20 random points', () => {
       let finished = false;
       void ended.then(() => (finished = true));
       // Polls the rebuild's own checkpoint: the kill lands after a batch committed, wherever that is.
-      for (;;) {
-        const seq = await rebuilt();
-        if (seq >= target || finished) break;
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-      child.kill('SIGKILL');
+      await until(`the rebuild at ${target}, or its end`, 300_000, async () => (await rebuilt()) >= target || finished, 5);
+      await killHard(child);
       await ended;
       points.push(await rebuilt());
       // Whatever the kill interrupted, the live schema is the old read models or the new, never a mix.

@@ -1,27 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { call, uniqueHandle, type Reply } from './http';
+import { freePort } from './ports';
+import { killHard } from './spawn';
 
 const REDIS_SERVER = process.env.TEST_REDIS_SERVER ?? '/usr/bin/redis-server';
-
-/** Polls `probe` until it returns a value, or fails after `deadlineMs`: a condition with a deadline, never a sleep. */
-export async function until<T>(what: string, deadlineMs: number, probe: () => Promise<T | undefined> | T | undefined, everyMs = 20): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A redis-server of the test's own, on a free port, that the test can kill -9 and start again on the same port. */
 export class PrivateRedis {
@@ -69,11 +52,7 @@ export class PrivateRedis {
   }
 
   async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
+    if (this.child) await killHard(this.child);
   }
 }
 
