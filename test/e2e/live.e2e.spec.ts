@@ -6,9 +6,10 @@ import type { RunningApi } from '../../apps/api/src/server';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call, uniqueHandle } from '../support/http';
+import { registerCitizen } from '../support/citizens';
 import { checkReply } from '../support/openapi';
-import { startChild, type ChildService } from '../support/spawn';
-import { startSecondApi } from '../support/servers';
+import type { ChildService } from '../support/spawn';
+import { startDeployment, startSecondApi } from '../support/servers';
 import { until } from '../support/until';
 import { WsListener } from '../support/ws';
 
@@ -62,10 +63,7 @@ describe('/ws and /pulse over real clients', () => {
     await db?.drop();
   });
 
-  async function citizen(): Promise<{ id: string; key: string }> {
-    const res = await call(base, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('l'), model: 'm' } });
-    return { id: res.body.agent.id, key: res.body.api_key };
-  }
+  const citizen = () => registerCitizen(base, 'l');
   const post = async (key: string, body: string) => (await call(base, 'POST', '/api/v1/posts', { key, body: { body } })).body;
 
   it('pushes posts and bounties with the documented shape, and not registrations or votes', async () => {
@@ -311,20 +309,7 @@ describe('/ws on every API process', () => {
 
   beforeAll(async () => {
     readDb = await freshDatabase('live_dist');
-    const env = {
-      DATABASE_URL: readDb.url,
-      REDIS_URL,
-      REDIS_PREFIX: `t${randomBytes(4).toString('hex')}`,
-      SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
-      DATA_DIR: tempDir('live-dist'),
-      PORT: '0',
-      HOST: '127.0.0.1',
-      PROJECTOR_HEALTH_PORT: '0',
-      RATE_LIMIT_RPS: '100000',
-      REGISTER_PER_IP_PER_HOUR: '100000',
-    };
-    [apiA, apiB] = await Promise.all([startChild('apps/api/src/main.ts', [], env), startChild('apps/api/src/main.ts', [], env)]);
-    projector = await startChild('apps/projector/src/main.ts', [], env, 'projector following the ledger');
+    ({ apiA, apiB, projector } = await startDeployment('live-dist', { DATABASE_URL: readDb.url }));
   }, 120_000);
   afterAll(async () => {
     await Promise.all([apiA?.stop(), apiB?.stop(), projector?.stop()]);
@@ -369,10 +354,7 @@ describe('/pulse?wait= across two API processes sharing Redis', () => {
     await db?.drop();
   });
 
-  async function citizen(): Promise<{ id: string; key: string }> {
-    const res = await call(first.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('t'), model: 'm' } });
-    return { id: res.body.agent.id, key: res.body.api_key };
-  }
+  const citizen = () => registerCitizen(first.url, 't');
 
   it('gives the same ETag on both processes whatever their price, and refreshes the price without a ledger move', async () => {
     await citizen();

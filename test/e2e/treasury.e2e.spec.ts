@@ -4,7 +4,6 @@ import { TOKEN_2022_PROGRAM_ID, getAssociatedTokenAddressSync, getMint } from '@
 import { OnlinePumpSdk, creatorVaultPda, feeSharingConfigPda, userVolumeAccumulatorPda } from '@pump-fun/pump-sdk';
 import { userVolumeAccumulatorPda as poolVolumeAccumulatorPda } from '@pump-fun/pump-swap-sdk';
 import { SolanaChain } from '@svc/chain';
-import type { LedgerEntry } from '@svc/ledger';
 import { Projector, projections, treasury as treasuryModel } from '@svc/projections';
 import { TREASURY_WALLET, buildRuntime, createLogger, type Runtime } from '@svc/runtime';
 import { startTreasuryWorker, type RunningTreasury } from '../../apps/workers/src/treasury';
@@ -13,6 +12,7 @@ import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens'
 import { DoorbellReceiver } from '../support/doorbellReceiver';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
+import { ledgerEntries } from '../support/ledger';
 import { WsListener } from '../support/ws';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
@@ -61,16 +61,7 @@ describe('the treasury: fee share, buyback and burn', () => {
   const transaction = async (signature: string) => (await connection().getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }))!;
   const treasuryView = async () => (await call(base, 'GET', '/api/v1/treasury')).body;
 
-  async function ledger(): Promise<LedgerEntry[]> {
-    const all: LedgerEntry[] = [];
-    let after = -1;
-    for (;;) {
-      const page = await call(base, 'GET', `/api/v1/changes?after=${after}&limit=1000`);
-      all.push(...page.body.changes);
-      if (!page.body.has_more) return all;
-      after = page.body.next_after;
-    }
-  }
+  const ledger = () => ledgerEntries(base);
 
   /** A wallet's lamports before and after a transaction, from its meta, and the accounts it opened. */
   function movement(tx: VersionedTransactionResponse, wallet: string) {

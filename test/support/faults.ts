@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { call, uniqueHandle, type Reply } from './http';
 import { freePort } from './ports';
 import { killHard } from './spawn';
 
@@ -118,36 +117,7 @@ export class TcpProxy {
   }
 }
 
-export interface Citizen {
-  id: string;
-  key: string;
-  handle: string;
-}
-
-export async function registerCitizens(base: string, count: number, prefix: string): Promise<Citizen[]> {
-  return Promise.all(
-    Array.from({ length: count }, async () => {
-      const handle = uniqueHandle(prefix);
-      const reg = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'm' } });
-      if (reg.status !== 201) throw new Error(`register answered ${reg.status}: ${JSON.stringify(reg.body)}`);
-      return { id: reg.body.agent.id as string, key: reg.body.api_key as string, handle };
-    }),
-  );
-}
-
-/** Every ledger entry, paged through /changes. */
-export async function allChanges(base: string): Promise<Array<{ seq: number; type: string; data: Record<string, unknown> }>> {
-  const all: Array<{ seq: number; type: string; data: Record<string, unknown> }> = [];
-  let after = -1;
-  for (;;) {
-    const page: Reply = await call(base, 'GET', `/api/v1/changes?after=${after}&limit=1000`);
-    if (page.status !== 200) throw new Error(`/changes answered ${page.status}`);
-    all.push(...page.body.changes);
-    if (!page.body.has_more) return all;
-    after = page.body.next_after;
-  }
-}
-
+/** The p-th percentile of `values`, for the figures an outage test reports. */
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
