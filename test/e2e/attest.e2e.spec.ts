@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
-import { startEmbedded, type RunningServer } from '../../scripts/embedded';
-import { call, uniqueHandle } from '../support/http';
-import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
+import type pg from 'pg';
+import type { RunningServer } from '../../scripts/embedded';
+import { call } from '../support/http';
+import { tamperableService } from '../support/servers';
+import { until } from '../support/until';
 
 // GET /api/v1/attest?full=true against the real service: a row changed by a superuser with the triggers
 // off is invisible to the incremental answer, and the full pass it starts names it.
@@ -12,28 +12,15 @@ jest.setTimeout(60_000);
 const CITIZENS = 12;
 const TAMPERED_SEQ = 6;
 
-let db: FreshDatabase;
 let server: RunningServer;
 let sql: pg.Client;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  db = await freshDatabase('attest');
-  server = await startEmbedded(
-    testConfig({ DATABASE_URL: db.url, DATA_DIR: tempDir('attest'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
-  );
-  sql = new pg.Client({ connectionString: db.url });
-  await sql.connect();
-  for (let i = 0; i < CITIZENS; i += 1) {
-    const reply = await call(server.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('att'), model: 'm' } });
-    expect(reply.status).toBe(201);
-  }
+  ({ server, sql, close } = await tamperableService('attest', CITIZENS));
 });
 
-afterAll(async () => {
-  await sql?.end();
-  await server?.close();
-  await db?.drop();
-});
+afterAll(() => close?.());
 
 interface Attestation {
   head: string;
@@ -48,14 +35,12 @@ async function attest(query = ''): Promise<Attestation> {
   return reply.body;
 }
 
-/** Polls until the full pass finishes, each poll awaiting its reply; bounded, and no sleeps. */
-async function untilFullFinished(): Promise<Attestation> {
-  for (let i = 0; i < 10_000; i += 1) {
+/** Polls until the full pass finishes, each poll awaiting its reply, within the file's test timeout. */
+const untilFullFinished = (): Promise<Attestation> =>
+  until('the full pass to finish', 60_000, async () => {
     const answer = await attest();
-    if (answer.full && answer.full.state !== 'running') return answer;
-  }
-  throw new Error('the full pass did not finish');
-}
+    return answer.full && answer.full.state !== 'running' ? answer : undefined;
+  }, 0);
 
 describe('GET /api/v1/attest?full=true', () => {
   let length: number;

@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import path from 'node:path';
-import pg from 'pg';
-import { startEmbedded, type RunningServer } from '../../scripts/embedded';
-import { call, uniqueHandle } from '../support/http';
-import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
+import type pg from 'pg';
+import type { RunningServer } from '../../scripts/embedded';
+import { call } from '../support/http';
+import { tamperableService } from '../support/servers';
+import { freePort } from '../support/ports';
 
 // `npm run audit` against the real service: it verifies an intact chain, and names the entry whose
 // served copy was changed behind the service's back.
@@ -32,38 +31,15 @@ function runAudit(...args: string[]): Promise<Run> {
   });
 }
 
-/** A port that was just free: connecting to it is refused. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close((error) => (error ? reject(error) : resolve(port)));
-    });
-  });
-}
-
-let db: FreshDatabase;
 let server: RunningServer;
 let sql: pg.Client;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
-  db = await freshDatabase('audit');
-  server = await startEmbedded(
-    testConfig({ DATABASE_URL: db.url, DATA_DIR: tempDir('audit'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
-  );
-  sql = new pg.Client({ connectionString: db.url });
-  await sql.connect();
-  for (let i = 0; i < CITIZENS; i += 1) {
-    const reply = await call(server.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('aud'), model: 'm' } });
-    expect(reply.status).toBe(201);
-  }
+  ({ server, sql, close } = await tamperableService('audit', CITIZENS));
 });
 
-afterAll(async () => {
-  await sql?.end();
-  await server?.close();
-  await db?.drop();
-});
+afterAll(() => close?.());
 
 async function attest() {
   const reply = await call(server.url, 'GET', '/api/v1/attest');
@@ -131,7 +107,7 @@ describe('npm run audit', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain('--url is required');
 
-    const unreachable = await runAudit('--url', `http://127.0.0.1:${await closedPort()}`);
+    const unreachable = await runAudit('--url', `http://127.0.0.1:${await freePort()}`);
     expect(unreachable.code).toBe(2);
     expect(unreachable.stderr).toMatch(/failed after 3 retries: ECONNREFUSED/);
   });

@@ -21,8 +21,9 @@ import type { RunningApi } from '../../apps/api/src/server';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { bountyHold } from '../../apps/api/src/commands/awardBounty';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { airdrop, registerCitizen } from '../support/citizens';
+import { airdrop, outflowsOf, registerCitizen } from '../support/citizens';
 import { call } from '../support/http';
+import { ledgerEntries } from '../support/ledger';
 import { startSecondApi } from '../support/servers';
 
 interface Citizen {
@@ -85,31 +86,11 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
   const award = (who: Citizen, bountyId: string, body: Record<string, unknown>) => call(base, 'POST', `/api/v1/bounties/${bountyId}/award`, { key: who.key, body });
   const bountyStatus = async (bountyId: string) => (await call(base, 'GET', `/api/v1/bounties/${bountyId}`)).body.bounty.status as string;
 
-  async function ledgerEntries(): Promise<LedgerEntry[]> {
-    const all: LedgerEntry[] = [];
-    let after = -1;
-    for (;;) {
-      const page = await call(base, 'GET', `/api/v1/changes?after=${after}&limit=1000`);
-      all.push(...page.body.changes);
-      if (!page.body.has_more) return all;
-      after = page.body.next_after;
-    }
-  }
   const awardsOf = (entries: LedgerEntry[], bountyId: string) => entries.filter((e) => e.type === 'BountyAwarded' && e.data.bounty_id === bountyId);
   const paymentsOf = (entries: LedgerEntry[], bountyId: string) =>
     entries.filter((e) => e.type === 'ActionRecorded' && e.data.action === 'award_payment' && (e.data.details as { bounty_id?: string }).bounty_id === bountyId);
 
-  /** Signatures of transactions that moved lamports out of `wallet`. */
-  async function transfersOutOf(wallet: string): Promise<string[]> {
-    const signatures = await connection().getSignaturesForAddress(new PublicKey(wallet), {}, 'confirmed');
-    const out: string[] = [];
-    for (const { signature } of signatures) {
-      const tx = await connection().getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
-      const index = tx!.transaction.message.staticAccountKeys.findIndex((k) => k.toBase58() === wallet);
-      if (tx!.meta!.postBalances[index]! < tx!.meta!.preBalances[index]!) out.push(signature);
-    }
-    return out;
-  }
+  const transfersOutOf = (wallet: string) => outflowsOf(connection(), wallet);
 
   it('pays exactly reward_sol from the poster to the submitter, records the payment and closes the bounty', async () => {
     const [poster, submitter] = [await citizen('poster'), await citizen('solver')];
@@ -149,7 +130,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
         details: { to: submitter.wallet, to_agent_id: submitter.id, amount_sol: 0.123456789, bounty_id: bountyId },
       }),
     ]);
-    const entries = await ledgerEntries();
+    const entries = await ledgerEntries(base);
     expect(paymentsOf(entries, bountyId)).toEqual([expect.objectContaining({ actor: poster.id, data: expect.objectContaining({ signature: res.body.signature }) })]);
     const awarded = awardsOf(entries, bountyId);
     expect(awarded).toEqual([expect.objectContaining({ seq: res.body.ledger.seq, hash: res.body.ledger.hash })]);
@@ -270,7 +251,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     }
     expect(await transfersOutOf(poster.wallet)).toEqual([won[0]!.body.signature]);
     expect(await balance(submitter.wallet)).toBe(750_000_000n);
-    const entries = await ledgerEntries();
+    const entries = await ledgerEntries(base);
     expect(awardsOf(entries, bountyId)).toHaveLength(1);
     expect(paymentsOf(entries, bountyId)).toHaveLength(1);
   }, 60_000);
@@ -344,7 +325,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     expect(await recoverAwards(second.services)).toEqual([{ bounty_id: bountyId, outcome: 'recorded' }]);
 
     expect(await bountyStatus(bountyId)).toBe('awarded');
-    const entries = await ledgerEntries();
+    const entries = await ledgerEntries(base);
     expect(awardsOf(entries, bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature, reward_sol: 0.3, winner_id: submitter.id }) })]);
     expect(paymentsOf(entries, bountyId)).toHaveLength(1);
     expect(await heldRow(bountyId)).toMatchObject({ state: 'done', signature });
@@ -376,7 +357,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     expect(again.status).toBe(409);
     expect(again.body.error).toMatchObject({ code: 'bounty_closed', message: expect.stringMatching(/already awarded/), signature });
     expect(await bountyStatus(bountyId)).toBe('awarded');
-    expect(awardsOf(await ledgerEntries(), bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature, submission_id: submissionId }) })]);
+    expect(awardsOf(await ledgerEntries(base), bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature, submission_id: submissionId }) })]);
     expect(await balance(submitter.wallet)).toBe(50_000_000n);
     expect(await balance(rival.wallet)).toBe(0n);
     expect(await transfersOutOf(poster.wallet)).toEqual([signature]);
@@ -446,7 +427,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
     expect(await bountyStatus(bountyId)).toBe('awarded');
     expect((await award(poster, bountyId, { submission_id: submissionId })).status).toBe(409);
     expect(await balance(submitter.wallet)).toBe(500_000_000n);
-    expect(awardsOf(await ledgerEntries(), bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature }) })]);
+    expect(awardsOf(await ledgerEntries(base), bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature }) })]);
   });
 
   it('answers 503, not 500, when an unsigned award holds the bounty and the RPC cannot be reached to check it', async () => {
@@ -537,7 +518,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
       expect(await recoverAwards(server.services)).toEqual([]);
 
       expect(await heldRow(bountyId)).toMatchObject({ state: 'done', signature });
-      const entries = await ledgerEntries();
+      const entries = await ledgerEntries(base);
       expect(awardsOf(entries, bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature }) })]);
       expect(paymentsOf(entries, bountyId)).toHaveLength(1);
       expect(await bountyStatus(bountyId)).toBe('awarded');
@@ -585,7 +566,7 @@ describe('POST /api/v1/bounties/{id}/award: the reward paid on the local chain, 
       expect(await heldRow(bountyId)).toMatchObject({ state: 'done', signature });
       expect(await balance(submitter.wallet)).toBe(40_000_000n);
       expect(await transfersOutOf(poster.wallet)).toEqual([signature]);
-      expect(awardsOf(await ledgerEntries(), bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature }) })]);
+      expect(awardsOf(await ledgerEntries(base), bountyId)).toEqual([expect.objectContaining({ data: expect.objectContaining({ signature }) })]);
     });
 
     it('drops a stored payment whose blockhash expired without it landing: the bounty opens again', async () => {

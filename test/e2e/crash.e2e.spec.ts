@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
-import { Connection, LAMPORTS_PER_SOL, PublicKey, SystemProgram, type ConfirmedSignatureInfo, type VersionedTransactionResponse } from '@solana/web3.js';
+import { LAMPORTS_PER_SOL, SystemProgram, type Connection, type VersionedTransactionResponse } from '@solana/web3.js';
 import type { LedgerEntry } from '@svc/ledger';
-import pg from 'pg';
-import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
-import { call, uniqueHandle, type Reply } from '../support/http';
-import { closeConnection } from '../support/localnet';
-import { startChild, type ChildService } from '../support/spawn';
+import type pg from 'pg';
+import { airdrop, registerCitizen, spendsOf } from '../support/citizens';
+import { CrashRig } from '../support/crash';
+import { call, type Reply } from '../support/http';
+import { ledgerEntries } from '../support/ledger';
+import type { ChildService } from '../support/spawn';
+import { until } from '../support/until';
 
 /**
  * The API killed with SIGKILL, 10 times at random points, while transfers are in flight; after each
@@ -53,73 +54,16 @@ function prng(seed: number): () => number {
   };
 }
 
-async function until<T>(what: string, deadlineMs: number, probe: () => Promise<T | undefined>, everyMs = 25): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
-
-function listenOn(port: number): Promise<net.Server | undefined> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(undefined));
-    server.listen(port, '127.0.0.1', () => resolve(server));
-  });
-}
-
-/** Two free consecutive ports: the chain's JSON-RPC and, as every Solana client assumes, its WebSocket on the next one. */
-async function freePortPair(): Promise<number> {
-  for (;;) {
-    const first = (await listenOn(0))!;
-    const port = (first.address() as net.AddressInfo).port;
-    const second = port < 65535 ? await listenOn(port + 1) : undefined;
-    await Promise.all([first, second].map((s) => s && new Promise((resolve) => s.close(resolve))));
-    if (second) return port;
-  }
-}
-
 describe('SIGKILL between send and record, under load', () => {
   const random = prng(SEED);
-  const masterKey = randomBytes(32).toString('base64');
-  const dataDir = tempDir('crash');
-  let db: FreshDatabase;
+  let rig: CrashRig;
   let sql: pg.Client;
-  let localnet: ChildService;
   let api: ChildService | undefined;
   let connection: Connection;
-  const children: ChildService[] = [];
   const sent: Sent[] = [];
   let nextLamports = 100_000n;
 
-  const start = async (): Promise<ChildService> => {
-    const child = await startChild('scripts/start.ts', [], {
-      DATABASE_URL: db.url,
-      EVENTSTORE_URL: '',
-      REDIS_URL: '',
-      SERVICE_MASTER_KEY: masterKey,
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      SOLANA_RPC_URL: localnet.url,
-      PRICE_URL: localnet.url,
-      LOG_LEVEL: 'info',
-      RATE_LIMIT_RPS: '100000',
-      REGISTER_PER_IP_PER_HOUR: '100000',
-    });
-    children.push(child);
-    return child;
-  };
-
-  const kill = async (child: ChildService): Promise<void> => {
-    if (child.child.exitCode !== null || child.child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.child.once('exit', resolve));
-    child.child.kill('SIGKILL');
-    await exited;
-  };
+  const start = (): Promise<ChildService> => rig.startService({ RATE_LIMIT_RPS: '100000', REGISTER_PER_IP_PER_HOUR: '100000' });
 
   const unsettledRows = async (): Promise<number> =>
     (await sql.query(`select count(*)::int as n from vault.chain_outbox where state in ('reserved', 'unsigned', 'sent')`)).rows[0].n;
@@ -128,33 +72,15 @@ describe('SIGKILL between send and record, under load', () => {
 
   beforeAll(async () => {
     console.log(`crash test seed: ${SEED} (CRASH_SEED=${SEED} repeats it)`);
-    db = await freshDatabase('crash');
-    localnet = await startChild('apps/localnet/src/main.ts', [], { DATA_DIR: tempDir('crash-chain'), LOCALNET_PORT: String(await freePortPair()), LOG_LEVEL: 'info' }, 'localnet listening');
-    children.push(localnet);
-    connection = new Connection(localnet.url, 'confirmed');
+    rig = await CrashRig.start('crash');
+    ({ sql, connection } = rig);
     api = await start();
-    sql = new pg.Client({ connectionString: db.url });
-    await sql.connect();
   }, 120_000);
 
-  afterAll(async () => {
-    for (const child of children) await kill(child).catch(() => undefined);
-    if (connection) await closeConnection(connection);
-    await sql?.end().catch(() => undefined);
-    await db?.drop();
-  });
+  afterAll(() => rig?.close());
 
-  async function register(): Promise<Citizen> {
-    const res = await call(api!.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('crash'), model: 'm' } });
-    expect(res.status).toBe(201);
-    return { id: res.body.agent.id, key: res.body.api_key, wallet: res.body.agent.wallet };
-  }
-
-  async function fund(wallet: string, sol: number): Promise<void> {
-    const signature = await connection.requestAirdrop(new PublicKey(wallet), sol * LAMPORTS_PER_SOL);
-    const latest = await connection.getLatestBlockhash();
-    await connection.confirmTransaction({ signature, ...latest }, 'confirmed');
-  }
+  const register = (): Promise<Citizen> => registerCitizen(api!.url, 'crash');
+  const fund = (wallet: string, sol: number) => airdrop(connection, wallet, sol);
 
   /** A transfer nobody else asks for: its lamports are unique, so the chain shows whether it ever moved twice. */
   function plan(citizens: Citizen[]): Sent {
@@ -216,29 +142,6 @@ describe('SIGKILL between send and record, under load', () => {
     return Date.now() - ready;
   }
 
-  async function ledger(base: string): Promise<LedgerEntry[]> {
-    const all: LedgerEntry[] = [];
-    let after = -1;
-    for (;;) {
-      const page = await call(base, 'GET', `/api/v1/changes?after=${after}&limit=1000`);
-      expect(page.status).toBe(200);
-      all.push(...page.body.changes);
-      if (!page.body.has_more) return all;
-      after = page.body.next_after;
-    }
-  }
-
-  async function signaturesOf(wallet: string): Promise<ConfirmedSignatureInfo[]> {
-    const all: ConfirmedSignatureInfo[] = [];
-    let before: string | undefined;
-    for (;;) {
-      const page = await connection.getSignaturesForAddress(new PublicKey(wallet), { before, limit: 1000 }, 'confirmed');
-      all.push(...page);
-      if (page.length < 1000) return all;
-      before = page.at(-1)!.signature;
-    }
-  }
-
   const transactions = new Map<string, VersionedTransactionResponse | null>();
   async function transaction(signature: string): Promise<VersionedTransactionResponse | null> {
     if (!transactions.has(signature)) transactions.set(signature, await connection.getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }));
@@ -274,7 +177,7 @@ describe('SIGKILL between send and record, under load', () => {
       await new Promise((resolve) => setTimeout(resolve, jitterMs));
       const lostBefore = sent.filter((s) => s.lost).length;
       running.stop();
-      await kill(target);
+      await target.kill();
       await running.done;
       const cutOff = sent.filter((s) => s.lost).length - lostBefore;
       const unsettled = await unsettledRows();
@@ -300,15 +203,12 @@ describe('SIGKILL between send and record, under load', () => {
     const wallets = new Map(citizens.map((c) => [c.wallet, c]));
     const spends = new Map<string, { from: string; lamports: bigint | undefined }>();
     for (const citizen of citizens) {
-      for (const { signature, err } of await signaturesOf(citizen.wallet)) {
-        if (err || spends.has(signature)) continue;
-        const tx = (await transaction(signature))!;
-        const payer = tx.transaction.message.staticAccountKeys[0]!.toBase58();
-        if (wallets.has(payer)) spends.set(signature, { from: payer, lamports: lamportsMoved(tx) });
+      for (const signature of await spendsOf(connection, citizen.wallet)) {
+        spends.set(signature, { from: citizen.wallet, lamports: lamportsMoved((await transaction(signature))!) });
       }
     }
 
-    const entries = await ledger(base);
+    const entries = await ledgerEntries(base);
     const recorded = new Map<string, LedgerEntry[]>();
     for (const entry of entries.filter((e) => e.type === 'ActionRecorded')) {
       const signature = (entry.data as { signature: string }).signature;
@@ -350,7 +250,7 @@ describe('SIGKILL between send and record, under load', () => {
     const attest = await call(base, 'GET', '/api/v1/attest');
     expect(attest.body).toMatchObject({ ok: true, verified: { ok: true } });
 
-    const recoveryPasses = children
+    const recoveryPasses = rig.children
       .flatMap((child) => child.output)
       .filter((line) => line.includes('"msg":"outbox recovery pass"'))
       .flatMap((line) => JSON.parse(line).settled as Array<{ outcome: string }>);

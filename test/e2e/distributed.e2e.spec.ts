@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { startChild, type ChildService } from '../support/spawn';
-import { freshDatabase, REDIS_URL, tempDir, type FreshDatabase } from '../support/env';
+import type { ChildService } from '../support/spawn';
+import { freshDatabase, type FreshDatabase } from '../support/env';
 import { call, uniqueHandle } from '../support/http';
+import { startDeployment } from '../support/servers';
 
 /** The production shape: two API processes and one projector over PostgreSQL, a PostgreSQL event store and Redis. */
 describe('two API processes and one projector', () => {
@@ -14,21 +14,7 @@ describe('two API processes and one projector', () => {
   beforeAll(async () => {
     readDb = await freshDatabase('dist_rm');
     eventDb = await freshDatabase('dist_es');
-    const env = {
-      DATABASE_URL: readDb.url,
-      EVENTSTORE_URL: eventDb.url,
-      REDIS_URL,
-      REDIS_PREFIX: `t${randomBytes(4).toString('hex')}`,
-      SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
-      DATA_DIR: tempDir('dist'),
-      PORT: '0',
-      HOST: '127.0.0.1',
-      PROJECTOR_HEALTH_PORT: '0',
-      RATE_LIMIT_RPS: '100000',
-      REGISTER_PER_IP_PER_HOUR: '100000',
-    };
-    [apiA, apiB] = await Promise.all([startChild('apps/api/src/main.ts', [], env), startChild('apps/api/src/main.ts', [], env)]);
-    projector = await startChild('apps/projector/src/main.ts', [], env, 'projector following the ledger');
+    ({ apiA, apiB, projector } = await startDeployment('dist', { DATABASE_URL: readDb.url, EVENTSTORE_URL: eventDb.url }));
   }, 120_000);
 
   afterAll(async () => {

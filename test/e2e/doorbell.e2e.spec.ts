@@ -7,6 +7,7 @@ import { startServer, type RunningApi } from '../../apps/api/src/server';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { DoorbellReceiver, RecordedAttempts } from '../support/doorbellReceiver';
 import { startChild, type ChildService } from '../support/spawn';
+import { until } from '../support/until';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call as rawCall, uniqueHandle, type Reply } from '../support/http';
 
@@ -397,12 +398,8 @@ describe('the distributed shape: doorbells delivered by `npm run start:workers` 
     expect(first!.headers['x-svc-signature']).toBe(`sha256=${createHmac('sha256', secret).update(first!.raw).digest('hex')}`);
     // The worker records the answer right after it arrives; a delivery still pending is not queued twice.
     // A bounded poll of the log: the worker is another process, and no event of its reaches this one.
-    for (let deadline = Date.now() + 20_000; ; ) {
-      const log = await rawCall(api.url, 'GET', '/api/v1/doorbell/deliveries', { key });
-      if (log.body.deliveries[0]?.status === 'delivered') break;
-      if (Date.now() > deadline) throw new Error(`never recorded as delivered: ${JSON.stringify(log.body)}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    const delivered = async () => (await rawCall(api.url, 'GET', '/api/v1/doorbell/deliveries', { key })).body.deliveries[0]?.status === 'delivered';
+    await until('the delivery to be recorded as delivered', 20_000, delivered, 25);
     const replay = await rawCall(api.url, 'POST', '/api/v1/doorbell/replay', { key, body: { delivery_id: first!.headers['x-svc-delivery'] } });
     expect(replay.body.requeued).toBe(1);
     await receiver.waitFor(() => receiver.on('/dist').length === 2);

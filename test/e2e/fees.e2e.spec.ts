@@ -4,11 +4,11 @@ import { ACCOUNT_SIZE, AccountLayout, NATIVE_MINT, TOKEN_PROGRAM_ID } from '@sol
 import { PUMP_SDK, creatorVaultPda, feeSharingConfigPda } from '@pump-fun/pump-sdk';
 import { coinCreatorVaultAtaPda, coinCreatorVaultAuthorityPda } from '@pump-fun/pump-swap-sdk';
 import { bodyValidator, claimResponse, feesResponse, shareResponse, type JsonSchema } from '@svc/contracts';
-import type { LedgerEntry } from '@svc/ledger';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens';
 import { call } from '../support/http';
+import { ledgerEntries } from '../support/ledger';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 const BPS = 10_000n;
@@ -74,16 +74,7 @@ describe('creator fees: share, read and claim over HTTP', () => {
     const curve = (await lamports(creatorVaultPda(creator))) - rent;
     return { curve: curve > 0n ? curve : 0n, pool: await wsol(coinCreatorVaultAtaPda(coinCreatorVaultAuthorityPda(creator), NATIVE_MINT, TOKEN_PROGRAM_ID)) };
   }
-  async function ledger(): Promise<LedgerEntry[]> {
-    const all: LedgerEntry[] = [];
-    let after = -1;
-    for (;;) {
-      const page = await call(base, 'GET', `/api/v1/changes?after=${after}&limit=1000`);
-      all.push(...page.body.changes);
-      if (!page.body.has_more) return all;
-      after = page.body.next_after;
-    }
-  }
+  const ledger = () => ledgerEntries(base);
   const actions = async (action: string) => (await ledger()).filter((e) => e.type === 'ActionRecorded' && e.data.action === action);
   async function deploy(who: TestCitizen, symbol: string, extra: Record<string, unknown> = {}): Promise<string> {
     const res = await post(who, '/api/v1/tokens/deploy', { name: `Coin ${symbol}`, symbol, image: PNG, ...extra });

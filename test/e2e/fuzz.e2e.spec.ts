@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import bs58 from 'bs58';
-import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
+import { Keypair, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
 import { bodyValidator, MAX_JSON_DEPTH, type JsonSchema } from '@svc/contracts';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { statusOf } from '../../apps/api/src/http/errors';
 import type { RouteSpec } from '../../apps/api/src/http/route';
 import { mcpTools, type McpProfile } from '../../apps/api/src/mcp/tools';
 import { routeTable } from '../../apps/api/src/routes/table';
+import { airdrop } from '../support/citizens';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
 import { checkedFetch, checkReply } from '../support/openapi';
@@ -74,8 +75,7 @@ describe('every route under random input', () => {
     // Funded, so that random transfers and submissions get past the balance checks into signing and sending.
     wallet = Keypair.fromSecretKey(bs58.decode(registered.wallet.secret_key));
     const connection = server.services.chain.connection;
-    const airdrop = await connection.requestAirdrop(wallet.publicKey, 5 * LAMPORTS_PER_SOL);
-    await connection.confirmTransaction({ signature: airdrop, ...(await connection.getLatestBlockhash()) }, 'confirmed');
+    await airdrop(connection, wallet.publicKey.toBase58(), 5);
     const { blockhash } = await connection.getLatestBlockhash();
     const transfer = SystemProgram.transfer({ fromPubkey: wallet.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 });
     const tx = new VersionedTransaction(new TransactionMessage({ payerKey: wallet.publicKey, recentBlockhash: blockhash, instructions: [transfer] }).compileToV0Message());

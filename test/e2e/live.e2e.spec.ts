@@ -2,54 +2,16 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
-import WebSocket from 'ws';
 import type { RunningApi } from '../../apps/api/src/server';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call, uniqueHandle } from '../support/http';
+import { registerCitizen } from '../support/citizens';
 import { checkReply } from '../support/openapi';
-import { startChild, type ChildService } from '../support/spawn';
-import { startSecondApi } from '../support/servers';
-
-/** A ws client that records every frame and lets a test wait for a frame matching a predicate. */
-class Listener {
-  readonly frames: any[] = [];
-  private waiters: Array<{ test(f: any): boolean; resolve(f: any): void }> = [];
-  readonly closed: Promise<number>;
-
-  constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      const frame = JSON.parse(data.toString());
-      this.frames.push(frame);
-      for (const w of [...this.waiters]) if (w.test(frame)) {
-        this.waiters.splice(this.waiters.indexOf(w), 1);
-        w.resolve(frame);
-      }
-    });
-    this.closed = new Promise((resolve) => ws.on('close', (code) => resolve(code)));
-  }
-
-  static async open(url: string): Promise<Listener> {
-    const ws = new WebSocket(url);
-    const listener = new Listener(ws);
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    return listener;
-  }
-
-  next(test: (f: any) => boolean): Promise<any> {
-    const seen = this.frames.find(test);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve) => this.waiters.push({ test, resolve }));
-  }
-
-  close(): Promise<number> {
-    this.ws.close();
-    return this.closed;
-  }
-}
+import type { ChildService } from '../support/spawn';
+import { startDeployment, startSecondApi } from '../support/servers';
+import { until } from '../support/until';
+import { WsListener } from '../support/ws';
 
 /** Sends a WebSocket handshake by hand and returns the first bytes of the answer. */
 async function rawUpgrade(port: number, path: string): Promise<string> {
@@ -59,15 +21,6 @@ async function rawUpgrade(port: number, path: string): Promise<string> {
   const text = await new Promise<string>((resolve) => socket.once('data', (d) => resolve(d.toString())));
   socket.destroy();
   return text;
-}
-
-/** Resolves once `condition` holds: for state a test can only observe by looking (a request being held). */
-async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 /** A GET whose raw status and headers are kept (fetch hides hop-by-hop headers such as Connection). */
@@ -110,14 +63,11 @@ describe('/ws and /pulse over real clients', () => {
     await db?.drop();
   });
 
-  async function citizen(): Promise<{ id: string; key: string }> {
-    const res = await call(base, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('l'), model: 'm' } });
-    return { id: res.body.agent.id, key: res.body.api_key };
-  }
+  const citizen = () => registerCitizen(base, 'l');
   const post = async (key: string, body: string) => (await call(base, 'POST', '/api/v1/posts', { key, body: { body } })).body;
 
   it('pushes posts and bounties with the documented shape, and not registrations or votes', async () => {
-    const listener = await Listener.open(wsUrl);
+    const listener = await WsListener.open(wsUrl);
     const [alice, bob] = [await citizen(), await citizen()];
     const created = await post(alice.key, 'hello ws');
     await call(base, 'POST', '/api/v1/votes', { key: bob.key, body: { post_id: created.post.id, value: 1 } });
@@ -130,7 +80,7 @@ describe('/ws and /pulse over real clients', () => {
   });
 
   it('answers a ping with a pong and keeps every other client message nowhere', async () => {
-    const listener = await Listener.open(wsUrl);
+    const listener = await WsListener.open(wsUrl);
     const head = (await call(base, 'GET', '/api/v1/attest')).body.length;
     listener.ws.send(JSON.stringify({ kind: 'post', body: 'sneaky write' }));
     listener.ws.send('not json at all');
@@ -148,7 +98,7 @@ describe('/ws and /pulse over real clients', () => {
     const alice = await citizen();
     const first = await post(alice.key, 'missed 1');
     const missed = [first, await post(alice.key, 'missed 2'), await post(alice.key, 'missed 3')];
-    const listener = await Listener.open(`${wsUrl}?since=${first.ledger.seq - 1}`);
+    const listener = await WsListener.open(`${wsUrl}?since=${first.ledger.seq - 1}`);
     const live = await Promise.all([post(alice.key, 'live 1'), post(alice.key, 'live 2')]);
     const last = live.sort((a, b) => a.ledger.seq - b.ledger.seq)[1];
     await listener.next((f) => f.seq === last.ledger.seq);
@@ -173,7 +123,7 @@ describe('/ws and /pulse over real clients', () => {
     socket.write(`GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n\r\n`);
     await new Promise((resolve) => socket.once('data', resolve));
     socket.pause();
-    const watcher = await Listener.open(wsUrl);
+    const watcher = await WsListener.open(wsUrl);
     expect(server.wsHub.size).toBe(2);
     // A paused socket never sees the close, so watch the server's side.
     const dropped = () => server.wsHub.size === 1;
@@ -229,7 +179,7 @@ describe('/ws and /pulse over real clients', () => {
       socket.on('error', () => undefined);
       socket.write('GET /api/v1/pulse?wait=25 HTTP/1.1\r\nHost: x\r\n\r\n', () => socket.destroy());
     }
-    await until(async () => (await abandoned()) - before >= 20, 'all 20 hung-up long-polls are let go');
+    await until('all 20 hung-up long-polls are let go', 10_000, async () => (await abandoned()) - before >= 20, 5);
     expect(server.services.pulse.held).toBe(0);
   });
 
@@ -263,7 +213,7 @@ describe('/ws and /pulse over real clients', () => {
       answered = true;
       return r;
     });
-    await until(() => server.services.pulse.held === 1, 'the keyed long-poll is held');
+    await until('the keyed long-poll is held', 10_000, () => server.services.pulse.held === 1, 5);
     expect(answered).toBe(false);
     const replied = (await call(base, 'POST', '/api/v1/posts', { key: bob.key, body: { body: 'to alice', parent_id: mine.post.id } })).body;
     const woken = await held;
@@ -273,7 +223,7 @@ describe('/ws and /pulse over real clients', () => {
 
     // The ack moves nothing on the ledger; it lets the held request look at has_new_for_you again.
     const again = call(base, 'GET', '/api/v1/pulse?wait=25', { key: alice.key, headers: { 'if-none-match': woken.headers.get('etag')! } });
-    await until(() => server.services.pulse.held === 1, 'the second keyed long-poll is held');
+    await until('the second keyed long-poll is held', 10_000, () => server.services.pulse.held === 1, 5);
     await call(base, 'POST', '/api/v1/me/ack', { key: alice.key, body: {} });
     const acked = await again;
     expect(acked.status).toBe(200);
@@ -311,7 +261,7 @@ describe('/ws and /pulse over real clients', () => {
       expect(made.status).toBe(201);
       return made.body;
     };
-    const reader = await Listener.open(`${wsUrl}?since=-1`);
+    const reader = await WsListener.open(`${wsUrl}?since=-1`);
     let bytesRead = 0;
     reader.ws.on('message', (data: Buffer) => (bytesRead += data.length));
     let last = await post((await citizen()).key, 'replay marker');
@@ -328,7 +278,7 @@ describe('/ws and /pulse over real clients', () => {
     socket.write(`GET /ws?since=-1 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${randomBytes(16).toString('base64')}\r\n\r\n`);
     await new Promise((resolve) => socket.once('data', resolve));
     socket.pause();
-    await until(() => server.wsHub.backlogBytes > 0, 'the replay to the client that does not read stalls');
+    await until('the replay to the client that does not read stalls', 10_000, () => server.wsHub.backlogBytes > 0, 5);
     const connected = server.wsHub.size;
     let live = 0;
     let author = await citizen();
@@ -359,20 +309,7 @@ describe('/ws on every API process', () => {
 
   beforeAll(async () => {
     readDb = await freshDatabase('live_dist');
-    const env = {
-      DATABASE_URL: readDb.url,
-      REDIS_URL,
-      REDIS_PREFIX: `t${randomBytes(4).toString('hex')}`,
-      SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
-      DATA_DIR: tempDir('live-dist'),
-      PORT: '0',
-      HOST: '127.0.0.1',
-      PROJECTOR_HEALTH_PORT: '0',
-      RATE_LIMIT_RPS: '100000',
-      REGISTER_PER_IP_PER_HOUR: '100000',
-    };
-    [apiA, apiB] = await Promise.all([startChild('apps/api/src/main.ts', [], env), startChild('apps/api/src/main.ts', [], env)]);
-    projector = await startChild('apps/projector/src/main.ts', [], env, 'projector following the ledger');
+    ({ apiA, apiB, projector } = await startDeployment('live-dist', { DATABASE_URL: readDb.url }));
   }, 120_000);
   afterAll(async () => {
     await Promise.all([apiA?.stop(), apiB?.stop(), projector?.stop()]);
@@ -380,7 +317,7 @@ describe('/ws on every API process', () => {
   });
 
   it('pushes a post made through one process to sockets on both', async () => {
-    const [a, b] = await Promise.all([Listener.open(`${apiA.url.replace('http', 'ws')}/ws`), Listener.open(`${apiB.url.replace('http', 'ws')}/ws`)]);
+    const [a, b] = await Promise.all([WsListener.open(`${apiA.url.replace('http', 'ws')}/ws`), WsListener.open(`${apiB.url.replace('http', 'ws')}/ws`)]);
     const reg = await call(apiA.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('d'), model: 'm' } });
     const made = await call(apiA.url, 'POST', '/api/v1/posts', { key: reg.body.api_key, body: { body: 'everywhere' } });
     const [fa, fb] = await Promise.all([a.next((f) => f.seq === made.body.ledger.seq), b.next((f) => f.seq === made.body.ledger.seq)]);
@@ -417,10 +354,7 @@ describe('/pulse?wait= across two API processes sharing Redis', () => {
     await db?.drop();
   });
 
-  async function citizen(): Promise<{ id: string; key: string }> {
-    const res = await call(first.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('t'), model: 'm' } });
-    return { id: res.body.agent.id, key: res.body.api_key };
-  }
+  const citizen = () => registerCitizen(first.url, 't');
 
   it('gives the same ETag on both processes whatever their price, and refreshes the price without a ledger move', async () => {
     await citizen();
@@ -443,7 +377,7 @@ describe('/pulse?wait= across two API processes sharing Redis', () => {
       answered = true;
       return r;
     });
-    await until(() => second.services.pulse.held === 1, 'the long-poll is held on the second process');
+    await until('the long-poll is held on the second process', 10_000, () => second.services.pulse.held === 1, 5);
     expect(answered).toBe(false);
     const made = (await call(first.url, 'POST', '/api/v1/posts', { key: alice.key, body: { body: 'wake the other one' } })).body;
     const woken = await held;
@@ -455,7 +389,7 @@ describe('/pulse?wait= across two API processes sharing Redis', () => {
     const unread = await call(second.url, 'GET', '/api/v1/pulse', { key: alice.key });
     expect(unread.body.has_new_for_you).toBe(true);
     const keyed = call(second.url, 'GET', '/api/v1/pulse?wait=25', { key: alice.key, headers: { 'if-none-match': unread.headers.get('etag')! } });
-    await until(() => second.services.pulse.held === 1, 'the keyed long-poll is held on the second process');
+    await until('the keyed long-poll is held on the second process', 10_000, () => second.services.pulse.held === 1, 5);
     await call(first.url, 'POST', '/api/v1/me/ack', { key: alice.key, body: {} });
     expect((await keyed).body).toMatchObject({ has_new_for_you: false });
   });
@@ -463,7 +397,7 @@ describe('/pulse?wait= across two API processes sharing Redis', () => {
   it('answers held long-polls when it shuts down, instead of resetting them', async () => {
     const etag = (await call(second.url, 'GET', '/api/v1/pulse')).headers.get('etag')!;
     const held = rawGet(`${second.url}/api/v1/pulse?wait=25`, { 'if-none-match': etag });
-    await until(() => second.services.pulse.held === 1, 'the long-poll is held');
+    await until('the long-poll is held', 10_000, () => second.services.pulse.held === 1, 5);
     await second.close();
     const answer = await held;
     expect(answer.status).toBe(503);

@@ -1,10 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import https from 'node:https';
-import type { AddressInfo, LookupFunction } from 'node:net';
-import path from 'node:path';
-import { generate } from 'selfsigned';
+import type { LookupFunction } from 'node:net';
 import { Rejected } from '@svc/domain';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { ImageFetcher } from '../../apps/api/src/tokens/fetchImage';
@@ -13,6 +10,8 @@ import { hostDeployMetadata, hostMetadata } from '../../apps/api/src/tokens/medi
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
 import { checkedFetch } from '../support/openapi';
+import { freePort } from '../support/ports';
+import { startLocalHttps } from '../support/tls';
 
 jest.setTimeout(60_000);
 
@@ -52,22 +51,9 @@ class ImageServer {
   ) {}
 
   static async start(): Promise<ImageServer> {
-    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
-      keyType: 'ec',
-      algorithm: 'sha256',
-      extensions: [
-        { name: 'basicConstraints', cA: false },
-        { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-        { name: 'extKeyUsage', serverAuth: true },
-        { name: 'subjectAltName', altNames: [{ type: 2, value: 'localhost' }, { type: 2, value: IMAGE_HOST }, { type: 7, ip: '127.0.0.1' }] },
-      ],
-    });
-    const caFile = path.join(tempDir('media-ca'), 'images.pem');
-    fs.writeFileSync(caFile, pems.cert);
     let image!: ImageServer;
-    const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => image.serve(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    image = new ImageServer(server, (server.address() as AddressInfo).port, caFile);
+    const { server, port, caFile } = await startLocalHttps(IMAGE_HOST, 'media-ca', (req, res) => image.serve(req, res));
+    image = new ImageServer(server, port, caFile);
     return image;
   }
 
@@ -301,10 +287,7 @@ describe('token media: image intake, metadata hosting and GET /api/v1/media/{sha
       const unresolvable = new ImageFetcher({ lookup: notFound });
       expect((await refusal(unresolvable.fetch('https://no-such-host.example/cat.png'))).message).toMatch(/could not be fetched: its host name does not resolve/);
 
-      const closed = https.createServer();
-      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
-      const port = (closed.address() as AddressInfo).port;
-      await new Promise<void>((resolve) => closed.close(() => resolve()));
+      const port = await freePort();
       expect((await refusal(local.fetch(`https://127.0.0.1:${port}/cat.png`))).message).toMatch(/could not be fetched: its host refused the connection/);
 
       // Without the test CA, the self-signed certificate is not trusted.

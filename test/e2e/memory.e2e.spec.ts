@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { call, uniqueHandle, type Reply } from '../support/http';
+import { registerCitizen } from '../support/citizens';
+import { call, type Reply } from '../support/http';
 import { startChild, type ChildService } from '../support/spawn';
 
 interface Citizen {
@@ -65,12 +66,7 @@ describe('memory notes, over HTTP against PostgreSQL and Redis', () => {
     await db?.drop();
   });
 
-  async function citizen(prefix = 'm'): Promise<Citizen> {
-    const handle = uniqueHandle(prefix);
-    const res = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'm' } });
-    expect(res.status).toBe(201);
-    return { id: res.body.agent.id, handle, key: res.body.api_key };
-  }
+  const citizen = (prefix = 'm'): Promise<Citizen> => registerCitizen(base, prefix);
   const setNote = (key: string | undefined, body: unknown, url = base) => call(url, 'POST', '/api/v1/memory', { key, body });
   const getNote = (key: string | undefined, name: string, url = base) => call(url, 'GET', `/api/v1/memory?key=${encodeURIComponent(name)}`, { key });
   const listNotes = (key: string | undefined, url = base) => call(url, 'GET', '/api/v1/memory', { key });

@@ -3,8 +3,10 @@ import { LAMPORTS_PER_SOL, PublicKey, SystemProgram, type Connection } from '@so
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens';
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { allChanges, PrivateRedis, TcpProxy, until } from '../support/faults';
+import { PrivateRedis, TcpProxy } from '../support/faults';
 import { call, type Reply } from '../support/http';
+import { ledgerEntries } from '../support/ledger';
+import { until } from '../support/until';
 
 const CLIENTS = 6;
 const OUTAGE_MS = 4_000;
@@ -134,7 +136,7 @@ describe('the money path through a PostgreSQL outage and a Redis kill', () => {
   /** What the ledger and the chain say of these transfers: each acknowledged one once, nothing twice, nothing unrecorded. */
   async function audit(transfers: Transfer[]): Promise<AuditFigures> {
     const recorded = new Map<string, number>();
-    for (const entry of (await allChanges(base)).filter((e) => e.type === 'ActionRecorded')) {
+    for (const entry of (await ledgerEntries(base)).filter((e) => e.type === 'ActionRecorded')) {
       const signature = entry.data.signature as string;
       recorded.set(signature, (recorded.get(signature) ?? 0) + 1);
     }

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, PG_ADMIN_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { allChanges, until } from '../support/faults';
+import { ledgerEntries } from '../support/ledger';
+import { until } from '../support/until';
 import { call, uniqueHandle, type Reply } from '../support/http';
 
 type Phase = 'before' | 'cutting' | 'after' | 'done';
@@ -114,7 +115,7 @@ describe('PostgreSQL connections cut under write load', () => {
       });
       expect(ready.status).toBe('ready');
 
-      const ledger = new Map((await allChanges(base)).map((e) => [e.seq, e]));
+      const ledger = new Map((await ledgerEntries(base)).map((e) => [e.seq, e]));
       expect(acknowledged.filter((w) => ledger.get(w.seq)?.type !== 'PostCreated' || ledger.get(w.seq)?.data.post_id !== w.id)).toEqual([]);
       const reads = await Promise.all(acknowledged.map((w) => call(base, 'GET', `/api/v1/posts/${w.id}`)));
       expect(reads.filter((r) => r.status !== 200).map((r) => r.body)).toEqual([]);

@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { SolanaChain } from '@svc/chain';
 import { startServer, type RunningApi } from '../../apps/api/src/server';
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { TcpProxy, freePort, until } from '../support/faults';
+import { TcpProxy } from '../support/faults';
+import { freePort } from '../support/ports';
+import { until } from '../support/until';
 import { call, type Reply } from '../support/http';
 
 /** A Solana JSON-RPC that answers `getSlot` and counts the calls, or leaves every request unanswered while `hanging`. */

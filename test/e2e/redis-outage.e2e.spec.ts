@@ -3,8 +3,11 @@ import WebSocket from 'ws';
 import { RedisBus } from '@svc/bus';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { allChanges, percentile, PrivateRedis, registerCitizens, until, type Citizen } from '../support/faults';
+import { registerCitizen, type TestCitizen } from '../support/citizens';
+import { percentile, PrivateRedis } from '../support/faults';
 import { call, type Reply } from '../support/http';
+import { ledgerEntries } from '../support/ledger';
+import { until } from '../support/until';
 
 type Phase = 'up' | 'down' | 'back' | 'done';
 
@@ -65,11 +68,11 @@ describe('Redis killed and restarted under write load', () => {
     });
 
     const writer = async (index: number) => {
-      let citizen: Citizen | undefined;
+      let citizen: TestCitizen | undefined;
       let posted = 0;
       while (phase !== 'done') {
         if (!citizen || posted >= POSTS_PER_CITIZEN) {
-          [citizen] = await registerCitizens(base, 1, `ro${index}`);
+          citizen = await registerCitizen(base, `ro${index}`);
           posted = 0;
         }
         const post = await call(base, 'POST', '/api/v1/posts', { key: citizen!.key, body: { body: `writer ${index} post ${posted}` } });
@@ -151,7 +154,7 @@ describe('Redis killed and restarted under write load', () => {
 
       // Nothing acknowledged is missing: on the ledger, in the read models, and pushed on /ws.
       const head = Math.max(...written.map((w) => w.seq));
-      const ledger = new Map((await allChanges(base)).map((e) => [e.seq, e]));
+      const ledger = new Map((await ledgerEntries(base)).map((e) => [e.seq, e]));
       expect(written.filter((w) => ledger.get(w.seq)?.type !== 'PostCreated' || ledger.get(w.seq)?.data.post_id !== w.id)).toEqual([]);
       const reads = await Promise.all(written.map((w) => call(base, 'GET', `/api/v1/posts/${w.id}`)));
       expect(reads.filter((r) => r.status !== 200)).toEqual([]);

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { call, uniqueHandle } from '../support/http';
+import { registerCitizen } from '../support/citizens';
+import { call } from '../support/http';
 
 /** Search and front answer repeated questions from replies kept per read-model position: never an answer from before a write. */
 describe('search and front, asked again around writes', () => {
@@ -19,11 +20,7 @@ describe('search and front, asked again around writes', () => {
     await db?.drop();
   });
 
-  async function citizen(): Promise<{ id: string; key: string }> {
-    const res = await call(base, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('sf'), model: 'm' } });
-    expect(res.status).toBe(201);
-    return { id: res.body.agent.id, key: res.body.api_key };
-  }
+  const citizen = () => registerCitizen(base, 'sf');
 
   it('finds a post in the search right after it is written, though the same search was just answered without it', async () => {
     const word = `zq${randomBytes(4).toString('hex')}`;

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { call, uniqueHandle } from '../support/http';
+import { registerCitizen } from '../support/citizens';
+import { call } from '../support/http';
 
 interface Citizen {
   id: string;
@@ -26,12 +27,7 @@ describe('the society over HTTP: posts, votes, flags, caps, front, search, inbox
     await db?.drop();
   });
 
-  async function citizen(prefix = 'c', bio = ''): Promise<Citizen> {
-    const handle = uniqueHandle(prefix);
-    const res = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'm', bio } });
-    expect(res.status).toBe(201);
-    return { id: res.body.agent.id, handle, key: res.body.api_key };
-  }
+  const citizen = (prefix = 'c', bio = ''): Promise<Citizen> => registerCitizen(base, prefix, { bio });
   const post = (who: Citizen, body: Record<string, unknown>) => call(base, 'POST', '/api/v1/posts', { key: who.key, body });
   const vote = (who: Citizen, post_id: string, value: number) => call(base, 'POST', '/api/v1/votes', { key: who.key, body: { post_id, value } });
   const karma = async (who: Citizen) => (await call(base, 'GET', `/api/v1/agents/${who.handle}`)).body.agent.karma;

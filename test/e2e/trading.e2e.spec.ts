@@ -5,11 +5,11 @@ import { NATIVE_MINT, TOKEN_2022_PROGRAM_ID, getAccount, getAssociatedTokenAddre
 import { OnlinePumpSdk, PUMP_SDK, canonicalPumpPoolPda, feeSharingConfigPda, getBuyTokenAmountFromSolAmount, getSellSolAmountFromTokenAmount } from '@pump-fun/pump-sdk';
 import { OnlinePumpAmmSdk, buyQuoteInput, sellBaseInput } from '@pump-fun/pump-swap-sdk';
 import { swapPricing } from '../support/pumpAmm';
-import type { LedgerEntry } from '@svc/ledger';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens';
 import { call } from '../support/http';
+import { ledgerEntries } from '../support/ledger';
 import { checkedFetch } from '../support/openapi';
 
 type Citizen = TestCitizen;
@@ -58,16 +58,7 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
     const info = await connection().getAccountInfo(address, 'confirmed');
     return info ? (await getAccount(connection(), address, 'confirmed', TOKEN_2022_PROGRAM_ID)).amount : 0n;
   }
-  async function ledger(): Promise<LedgerEntry[]> {
-    const all: LedgerEntry[] = [];
-    let after = -1;
-    for (;;) {
-      const page = await call(base, 'GET', `/api/v1/changes?after=${after}&limit=1000`);
-      all.push(...page.body.changes);
-      if (!page.body.has_more) return all;
-      after = page.body.next_after;
-    }
-  }
+  const ledger = () => ledgerEntries(base);
   const actionOf = async (signature: string) => (await ledger()).filter((e) => e.type === 'ActionRecorded' && e.data.signature === signature);
   /** The SDK's own quote for a buy of `lamports` on the curve as the chain holds it now. */
   async function sdkCurveBuy(mint: string, spend: bigint): Promise<bigint> {

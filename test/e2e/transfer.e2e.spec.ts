@@ -5,11 +5,11 @@ import bs58 from 'bs58';
 import { Keypair, LAMPORTS_PER_SOL, MessageV0, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction, type Connection } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID, createMint, getAccount, getAssociatedTokenAddressSync, getOrCreateAssociatedTokenAccount, mintTo } from '@solana/spl-token';
 import { SolanaChain } from '@svc/chain';
-import type { LedgerEntry } from '@svc/ledger';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { airdrop, registerCitizen } from '../support/citizens';
+import { airdrop, registerCitizen, spendsOf } from '../support/citizens';
 import { call } from '../support/http';
+import { ledgerEntries } from '../support/ledger';
 
 interface Citizen {
   id: string;
@@ -49,29 +49,8 @@ describe('POST /api/v1/transfer and POST /api/v1/tx/submit on the local chain', 
   const transfer = (who: Citizen, body: Record<string, unknown>, headers: Record<string, string> = {}) => call(base, 'POST', '/api/v1/transfer', { key: who.key, body, headers });
   const submit = (who: Citizen, body: Record<string, unknown>) => call(base, 'POST', '/api/v1/tx/submit', { key: who.key, body });
 
-  async function ledger(): Promise<LedgerEntry[]> {
-    const all: LedgerEntry[] = [];
-    let after = -1;
-    for (;;) {
-      const page = await call(base, 'GET', `/api/v1/changes?after=${after}&limit=1000`);
-      all.push(...page.body.changes);
-      if (!page.body.has_more) return all;
-      after = page.body.next_after;
-    }
-  }
+  const ledger = () => ledgerEntries(base);
   const actionsOf = async (signature: string) => (await ledger()).filter((e) => e.type === 'ActionRecorded' && e.data.signature === signature);
-
-  /** Signatures of the transactions that took lamports out of `wallet`, as the chain sees them. */
-  async function spendsOf(wallet: string): Promise<string[]> {
-    const out: string[] = [];
-    for (const { signature, err } of await connection().getSignaturesForAddress(new PublicKey(wallet), {}, 'confirmed')) {
-      if (err) continue;
-      const tx = await connection().getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
-      const at = tx!.transaction.message.staticAccountKeys.findIndex((k) => k.toBase58() === wallet);
-      if (at === 0) out.push(signature);
-    }
-    return out;
-  }
 
   async function newMint(programId: PublicKey, decimals: number, holder: string, whole: number): Promise<PublicKey> {
     const mint = await createMint(connection(), faucet, faucet.publicKey, null, decimals, Keypair.generate(), { commitment: 'confirmed' }, programId);
@@ -167,7 +146,7 @@ describe('POST /api/v1/transfer and POST /api/v1/tx/submit on the local chain', 
     const poor = await transfer(alice, { to: bob.handle, amount: 5 });
     expect(poor.body.error).toMatchObject({ needed_lamports: 5_000_005_000, available_lamports: 10_000_000 });
     expect((await call(base, 'POST', '/api/v1/transfer', { body: { to: bob.handle, amount: 1 } })).status).toBe(401);
-    expect(await spendsOf(alice.wallet)).toEqual([]);
+    expect(await spendsOf(connection(), alice.wallet)).toEqual([]);
   });
 
   it('answers 503 with Retry-After when the chain cannot be reached, and sends nothing', async () => {
@@ -189,7 +168,7 @@ describe('POST /api/v1/transfer and POST /api/v1/tx/submit on the local chain', 
       server.services.chain = reachable;
       await new Promise((resolve) => down.close(resolve));
     }
-    expect(await spendsOf(alice.wallet)).toEqual([]);
+    expect(await spendsOf(connection(), alice.wallet)).toEqual([]);
   });
 
   /**
@@ -261,7 +240,7 @@ describe('POST /api/v1/transfer and POST /api/v1/tx/submit on the local chain', 
     expect(new Set(replies.map((r) => r.status))).toEqual(new Set([200]));
     expect(new Set(replies.map((r) => JSON.stringify(r.body))).size).toBe(1);
     const signature = replies[0]!.body.signature as string;
-    expect(await spendsOf(alice.wallet)).toEqual([signature]);
+    expect(await spendsOf(connection(), alice.wallet)).toEqual([signature]);
     expect(await balance(bob.wallet)).toBe(100_000_000n);
     expect(await actionsOf(signature)).toHaveLength(1);
     // The same key later still answers the first transfer, and another body under it is refused.
@@ -269,7 +248,7 @@ describe('POST /api/v1/transfer and POST /api/v1/tx/submit on the local chain', 
     const other = await transfer(alice, { to: bob.handle, amount: 0.2 }, { 'idempotency-key': key });
     expect(other.status).toBe(409);
     expect(other.body.error.code).toBe('idempotency_conflict');
-    expect(await spendsOf(alice.wallet)).toEqual([signature]);
+    expect(await spendsOf(connection(), alice.wallet)).toEqual([signature]);
   });
 
   it('hands out the unsigned transfer with execute=false; signed and submitted, it is recorded as the transfer', async () => {
@@ -282,7 +261,7 @@ describe('POST /api/v1/transfer and POST /api/v1/tx/submit on the local chain', 
     const tx = VersionedTransaction.deserialize(Buffer.from(handed.body.transaction, 'base64'));
     expect(tx.message.staticAccountKeys[0]!.toBase58()).toBe(alice.wallet);
     expect(tx.message.staticAccountKeys.map((k) => k.toBase58())).toContain(handed.body.reference);
-    expect(await spendsOf(alice.wallet)).toEqual([]);
+    expect(await spendsOf(connection(), alice.wallet)).toEqual([]);
 
     // A dry run first: logs and units, nothing sent.
     tx.sign([alice.keypair]);
@@ -291,7 +270,7 @@ describe('POST /api/v1/transfer and POST /api/v1/tx/submit on the local chain', 
     expect(dry.status).toBe(200);
     expect(dry.body).toMatchObject({ simulated: true, err: null, units_consumed: expect.any(Number) });
     expect(dry.body.logs.join('\n')).toContain('signed by me');
-    expect(await spendsOf(alice.wallet)).toEqual([]);
+    expect(await spendsOf(connection(), alice.wallet)).toEqual([]);
 
     const sent = await submit(alice, { transaction: signed });
     expect(sent.status).toBe(200);

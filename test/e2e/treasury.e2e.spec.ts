@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import WebSocket from 'ws';
 import { LAMPORTS_PER_SOL, PublicKey, type Connection, type VersionedTransactionResponse } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, getAssociatedTokenAddressSync, getMint } from '@solana/spl-token';
 import { OnlinePumpSdk, creatorVaultPda, feeSharingConfigPda, userVolumeAccumulatorPda } from '@pump-fun/pump-sdk';
 import { userVolumeAccumulatorPda as poolVolumeAccumulatorPda } from '@pump-fun/pump-swap-sdk';
 import { SolanaChain } from '@svc/chain';
-import type { LedgerEntry } from '@svc/ledger';
 import { Projector, projections, treasury as treasuryModel } from '@svc/projections';
 import { TREASURY_WALLET, buildRuntime, createLogger, type Runtime } from '@svc/runtime';
 import { startTreasuryWorker, type RunningTreasury } from '../../apps/workers/src/treasury';
@@ -14,47 +12,11 @@ import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens'
 import { DoorbellReceiver } from '../support/doorbellReceiver';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
+import { ledgerEntries } from '../support/ledger';
+import { WsListener } from '../support/ws';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 const RESERVE_SOL = 0.05;
-
-/** A ws client that records every frame and lets a test wait for one matching a predicate. */
-class Listener {
-  readonly frames: any[] = [];
-  private waiters: Array<{ test(f: any): boolean; resolve(f: any): void }> = [];
-
-  private constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
-      const frame = JSON.parse(data.toString());
-      this.frames.push(frame);
-      for (const w of [...this.waiters]) {
-        if (!w.test(frame)) continue;
-        this.waiters.splice(this.waiters.indexOf(w), 1);
-        w.resolve(frame);
-      }
-    });
-  }
-
-  static async open(url: string): Promise<Listener> {
-    const ws = new WebSocket(url);
-    const listener = new Listener(ws);
-    await new Promise((resolve, reject) => {
-      ws.once('open', resolve);
-      ws.once('error', reject);
-    });
-    return listener;
-  }
-
-  next(test: (f: any) => boolean): Promise<any> {
-    const seen = this.frames.find(test);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve) => this.waiters.push({ test, resolve }));
-  }
-
-  close(): void {
-    this.ws.close();
-  }
-}
 
 /**
  * The treasury on the bundled chain, driven over HTTP and checked with web3.js: @treasury is the ledger's first
@@ -99,16 +61,7 @@ describe('the treasury: fee share, buyback and burn', () => {
   const transaction = async (signature: string) => (await connection().getTransaction(signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }))!;
   const treasuryView = async () => (await call(base, 'GET', '/api/v1/treasury')).body;
 
-  async function ledger(): Promise<LedgerEntry[]> {
-    const all: LedgerEntry[] = [];
-    let after = -1;
-    for (;;) {
-      const page = await call(base, 'GET', `/api/v1/changes?after=${after}&limit=1000`);
-      all.push(...page.body.changes);
-      if (!page.body.has_more) return all;
-      after = page.body.next_after;
-    }
-  }
+  const ledger = () => ledgerEntries(base);
 
   /** A wallet's lamports before and after a transaction, from its meta, and the accounts it opened. */
   function movement(tx: VersionedTransactionResponse, wallet: string) {
@@ -172,7 +125,7 @@ describe('the treasury: fee share, buyback and burn', () => {
     expect(accrued).toBeGreaterThan(0n);
 
     // Someone listens: on /ws, and a doorbell that asked for buybacks only.
-    const listener = await Listener.open(`ws://127.0.0.1:${server.port}/ws`);
+    const listener = await WsListener.open(`ws://127.0.0.1:${server.port}/ws`);
     const bell = await call(base, 'POST', '/api/v1/doorbell', { key: creator.key, body: { url: receiver.url('/buybacks'), kinds: ['buyback'] } });
     expect(bell.status).toBe(201);
     expect(bell.body.doorbell.kinds).toEqual(['buyback']);

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import bs58 from 'bs58';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, VersionedTransaction, type Connection, type TransactionInstruction, TransactionMessage } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotent, createMint, mintTo } from '@solana/spl-token';
 import { PUMP_SDK } from '@pump-fun/pump-sdk';
@@ -10,7 +9,9 @@ import { bodyValidator, walletResponse } from '@svc/contracts';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { LOCAL_USD_MINT } from '../../apps/localnet/src/jupiter';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
-import { call, uniqueHandle } from '../support/http';
+import { airdrop, registerCitizen } from '../support/citizens';
+import { call } from '../support/http';
+import { freePort } from '../support/ports';
 
 interface Citizen {
   handle: string;
@@ -46,18 +47,8 @@ describe('GET /api/v1/wallet: the citizen’s SOL and tokens as the chain holds 
     await db?.drop();
   });
 
-  async function citizen(prefix: string): Promise<Citizen> {
-    const handle = uniqueHandle(prefix);
-    const res = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'm' } });
-    expect(res.status).toBe(201);
-    return { handle, key: res.body.api_key, wallet: res.body.agent.wallet, keypair: Keypair.fromSecretKey(bs58.decode(res.body.wallet.secret_key)) };
-  }
-
-  async function fund(wallet: string, sol: number): Promise<void> {
-    const signature = await connection.requestAirdrop(new PublicKey(wallet), Math.round(sol * LAMPORTS_PER_SOL));
-    const latest = await connection.getLatestBlockhash();
-    await connection.confirmTransaction({ signature, ...latest }, 'confirmed');
-  }
+  const citizen = (prefix: string) => registerCitizen(base, prefix) as Promise<Citizen>;
+  const fund = (wallet: string, sol: number) => airdrop(connection, wallet, sol);
 
   async function send(instructions: TransactionInstruction[], signers: Keypair[]): Promise<void> {
     const recent = await recentBlockhash(connection);
@@ -218,10 +209,7 @@ describe('GET /api/v1/wallet: the citizen’s SOL and tokens as the chain holds 
     const me = await citizen('offline');
     const down = http.createServer((_req, res) => res.writeHead(503).end('no healthy upstream'));
     await new Promise<void>((resolve) => down.listen(0, '127.0.0.1', resolve));
-    const closed = http.createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const closedPort = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
+    const closedPort = await freePort();
     const reachable = server.services.chain;
     try {
       for (const rpc of [`http://127.0.0.1:${(down.address() as AddressInfo).port}`, `http://127.0.0.1:${closedPort}`]) {

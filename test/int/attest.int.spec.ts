@@ -4,7 +4,8 @@ import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { Attestor, LedgerWriter, PostgresEventStore, SnapshotStore, checkStoredLink, sealAndEncode, LEDGER_STREAM, type LedgerEntry } from '@svc/ledger';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
-import { until } from '../support/faults';
+import { until } from '../support/until';
+import { registerCitizenCommand as register } from '../support/ledgerModel';
 
 // A superuser who bypasses the triggers leaves no tamper mark: the incremental answer cannot see such a
 // change inside its verified prefix, and only a full pass from seq 0 can.
@@ -12,10 +13,6 @@ import { until } from '../support/faults';
 const ENTRIES = 40;
 const TAMPERED_SEQ = 11;
 const GATE = 4_242_001;
-
-function register(n: number): LedgerCommand {
-  return { type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle: `h${n}`, model: 'm', bio: '', wallet: `W${n}`, custody: 'service' } };
-}
 
 describe('full re-verification of the ledger chain', () => {
   let db: FreshDatabase;

@@ -11,39 +11,15 @@ import {
 } from '@svc/ledger';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
-import { until } from '../support/faults';
+import { until } from '../support/until';
+import { countingStore as counting } from '../support/eventStore';
+import { postCommand as post, registerCitizenCommand as register, voteCommand as vote } from '../support/ledgerModel';
 
 // The writer decides, appends and retries the same way whichever DecisionState it is handed: one suite, run
 // over the whole state in memory with snapshots (as with EventStoreDB) and over the tiered state with memory
 // kept to three keys a map (as with PostgreSQL), so that nearly every decision there reads cold keys.
 
 type Writer = LedgerWriter<LedgerState, LedgerCommand, DecisionSeen>;
-
-function register(n: number | string, handle = `h${n}`): LedgerCommand {
-  return { type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle, model: 'm', bio: '', wallet: `W${n}`, custody: 'service' } };
-}
-function post(author: number | string, id: string, parent: string | null = null): LedgerCommand {
-  return { type: 'CreatePost', agentId: `agent_${author}`, data: { post_id: id, body: `body of ${id}`, mint: null, parent_id: parent, tags: ['t'] } };
-}
-function vote(voter: number | string, postId: string, value: 1 | -1): LedgerCommand {
-  return { type: 'CastVote', agentId: `agent_${voter}`, data: { post_id: postId, value } };
-}
-
-/** The store, counting appends and the revisions it is read from. */
-function counting(store: EventStore): EventStore & { appends: number; reads: number[] } {
-  const counted = Object.create(store) as EventStore & { appends: number; reads: number[] };
-  counted.appends = 0;
-  counted.reads = [];
-  counted.append = async (...args) => {
-    counted.appends += 1;
-    return store.append(...args);
-  };
-  counted.readForward = async (stream, from, max) => {
-    counted.reads.push(from);
-    return store.readForward(stream, from, max);
-  };
-  return counted;
-}
 
 interface Opened {
   store: PostgresEventStore;

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { IdempotencyStore, idempotencyRequestHash, Vault, type IdempotencyBegin, type StoredResponse } from '@svc/vault';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { until } from '../support/until';
 
 jest.setTimeout(30_000);
 
@@ -11,17 +12,6 @@ const HASH = idempotencyRequestHash('POST', '/api/v1/posts', { body: 'gm' });
 const OTHER_HASH = idempotencyRequestHash('POST', '/api/v1/posts', { body: 'gn' });
 
 const reply = (n: number): StoredResponse => ({ status: 201, body: { ok: true, post: { id: `post_${n}` } }, headers: { 'X-Note': `n${n}` } });
-
-/** Polls a condition until it holds; fails naming what was awaited. */
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 function ran(outcome: IdempotencyBegin): string {
   if (outcome.kind !== 'run') throw new Error(`expected to run, got ${JSON.stringify(outcome)}`);
@@ -168,10 +158,10 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
     const slow = process2();
     const attempt = ran(await slow.begin(SCOPE, key, HASH, { leaseMs: 1_500 }));
     const firstLease = new Date((await row(key))!.lease_until).getTime();
-    await until('the first lease to have run out by the database clock', async () => {
+    await until('the first lease to have run out by the database clock', 10_000, async () => {
       const now = await sql<{ now: Date }>`select now() as now`.execute(database.db);
       return new Date(now.rows[0]!.now).getTime() > firstLease;
-    });
+    }, 10);
     expect(new Date((await row(key))!.lease_until).getTime()).toBeGreaterThan(firstLease);
     expect(await store.begin(SCOPE, key, HASH, { waitMs: 0 })).toEqual({ kind: 'busy' });
     expect(await slow.complete(SCOPE, key, attempt, reply(3))).toBe(true);

@@ -13,26 +13,8 @@ import {
 import { sql } from 'kysely';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
-
-function register(n: string, handle = `h${n}`): LedgerCommand {
-  return { type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle, model: 'm', bio: '', wallet: `W${n}`, custody: 'service' } };
-}
-
-/** Counts appends on a real store: how many round trips the writer made. */
-function counting(store: EventStore): EventStore & { appends: number; reads: number[] } {
-  const counted = Object.create(store) as EventStore & { appends: number; reads: number[] };
-  counted.appends = 0;
-  counted.reads = [];
-  counted.append = async (...args) => {
-    counted.appends += 1;
-    return store.append(...args);
-  };
-  counted.readForward = async (stream, from, max) => {
-    counted.reads.push(from);
-    return store.readForward(stream, from, max);
-  };
-  return counted;
-}
+import { countingStore as counting } from '../support/eventStore';
+import { registerCitizenCommand as register } from '../support/ledgerModel';
 
 async function verifyStoredChain(store: EventStore): Promise<number> {
   const all = await store.readForward(LEDGER_STREAM, 0, 100_000);

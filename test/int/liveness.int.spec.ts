@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { Liveness, holderGone, openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { ChainOutbox, IdempotencyStore, idempotencyRequestHash, Vault, type NewOutboxRow } from '@svc/vault';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
-import { until } from '../support/faults';
+import { until } from '../support/until';
 import { startChild } from '../support/spawn';
 
 jest.setTimeout(60_000);
@@ -75,10 +75,8 @@ describe('work held by a process that died is taken over at once (PostgreSQL)', 
     const child = await startChild('test/support/livenessChild.ts', [db.url], {}, 'holding');
     const holder = JSON.parse(child.output.find((line) => line.includes('"msg":"holding"'))!).holder as number;
     expect(await gone(database, holder)).toBe(false);
-    const exited = new Promise((resolve) => child.child.once('exit', resolve));
     const killedAt = Date.now();
-    child.child.kill('SIGKILL');
-    await exited;
+    await child.kill();
     await until('the dead holder to be seen gone', 5_000, async () => ((await gone(database, holder)) ? true : undefined));
     // The server drops the session of a connection the kernel closed: well under a second.
     expect(Date.now() - killedAt).toBeLessThan(2_000);

@@ -1,8 +1,8 @@
 import { AddressLookupTableProgram, Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
 import { createMint, getAccount, getOrCreateAssociatedTokenAccount, mintTo } from '@solana/spl-token';
-import { startChild, type ChildService } from '../support/spawn';
+import type { ChildService } from '../support/spawn';
 import { tempDir } from '../support/env';
-import { closeConnection } from '../support/localnet';
+import { closeConnection, fundedKeypair, startLocalnetChild } from '../support/localnet';
 import { LocalChain } from '../../apps/localnet/src/chain/localChain';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -15,16 +15,8 @@ interface Running {
 }
 
 async function startLocalnetProcess(dataDir: string): Promise<Running> {
-  const service = await startChild('apps/localnet/src/main.ts', [], { DATA_DIR: dataDir, LOCALNET_PORT: '0' }, 'localnet listening');
-  const ready = JSON.parse(service.output.find((line) => line.includes('"msg":"localnet listening"'))!);
-  return { service, connection: new Connection(ready.url, { commitment: 'confirmed', wsEndpoint: ready.ws }) };
-}
-
-async function fund(connection: Connection, sol: number): Promise<Keypair> {
-  const keypair = Keypair.generate();
-  const signature = await connection.requestAirdrop(keypair.publicKey, sol * LAMPORTS_PER_SOL);
-  await connection.confirmTransaction({ signature, ...(await connection.getLatestBlockhash()) });
-  return keypair;
+  const service = await startLocalnetChild(dataDir);
+  return { service, connection: new Connection(service.url, { commitment: 'confirmed', wsEndpoint: service.wsUrl }) };
 }
 
 describe('the local chain survives restarts and crashes with every acknowledged transaction', () => {
@@ -40,7 +32,7 @@ describe('the local chain survives restarts and crashes with every acknowledged 
   test('SIGKILL after confirmed transfers, then a graceful restart, keeps balances, token accounts and history', async () => {
     running = await startLocalnetProcess(dataDir);
     let { connection } = running;
-    const payer = await fund(connection, 20);
+    const payer = await fundedKeypair(connection, 20);
     const receivers = Array.from({ length: 12 }, () => Keypair.generate().publicKey);
     let last = '';
     for (const [i, to] of receivers.entries()) {
@@ -58,9 +50,7 @@ describe('the local chain survives restarts and crashes with every acknowledged 
     const expected = await balances(connection, [payer.publicKey, ...receivers]);
 
     await closeConnection(connection);
-    const killed = new Promise((resolve) => running!.service.child.once('exit', resolve));
-    running.service.child.kill('SIGKILL');
-    await killed;
+    await running.service.kill();
 
     running = await startLocalnetProcess(dataDir);
     connection = running.connection;

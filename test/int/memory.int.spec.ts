@@ -4,21 +4,11 @@ import { ulid } from 'ulid';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { hashApiKey, newApiKey, newDataKey, unseal, Vault, wrapDataKey, type MemoryStore } from '@svc/vault';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { until } from '../support/until';
 
 jest.setTimeout(30_000);
 
 const LIMIT = 1000;
-
-/** Polls a condition until it holds; fails naming what was awaited. */
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('memory notes in the vault, against PostgreSQL', () => {
   let db: FreshDatabase;
@@ -149,12 +139,12 @@ describe('memory notes in the vault, against PostgreSQL', () => {
     });
     await inFlight;
     const waiting = memory.set({ agentId, apiKey, key: 'k', value: 'written with the old key', limit: LIMIT });
-    await until('the set to wait on the credential lock', async () => {
+    await until('the set to wait on the credential lock', 10_000, async () => {
       const rows = await sql<{ n: number }>`
         select count(*)::int as n from pg_stat_activity
          where datname = current_database() and wait_event_type = 'Lock' and query ilike '%credentials%'`.execute(database.db);
       return rows.rows[0]!.n > 0;
-    });
+    }, 10);
     release();
     await rotation;
     expect(await waiting).toEqual({ ok: false, reason: 'unauthorized' });

@@ -14,6 +14,7 @@ import { LeaderboardCache } from '../../apps/api/src/society/leaderboard';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 import { closeConnection, localnet, type LocalnetClient } from '../support/localnet';
 import { portfolioSeed, type SeededCoin, type SeededWallet } from '../support/portfolios';
+import { executeInOrder } from '../support/ledgerModel';
 
 const SOL_USD = 150;
 const HOUR = 3_600_000;
@@ -154,10 +155,7 @@ describe('portfolio pricing worker', () => {
   const log = pino({ level: 'silent' });
 
   async function execute(commands: LedgerCommand[]): Promise<void> {
-    for (const command of commands) {
-      const outcome = await writer.execute(command);
-      if (!outcome.ok) throw new Error(`setup: ${JSON.stringify(outcome.rejection)}`);
-    }
+    await executeInOrder(writer, commands);
     await projector.catchUp();
   }
 

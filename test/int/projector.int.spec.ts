@@ -1,5 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import { InProcessBus, type Notification } from '@svc/bus';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
@@ -7,12 +6,11 @@ import { LEDGER_STREAM, LedgerWriter, PostgresEventStore } from '@svc/ledger';
 import { Projector, projections, readCheckpoint, rebuildReadModels, type Projection } from '@svc/projections';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { killHard, spawnEntry } from '../support/spawn';
+import { until } from '../support/until';
+import { registerCitizenCommand } from '../support/ledgerModel';
 
-const ROOT = path.resolve(__dirname, '../..');
-
-function register(n: number): LedgerCommand {
-  return { type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle: `h${n}`, model: 'm', bio: `bio ${n}`, wallet: `W${n}`, custody: 'service' } };
-}
+const register = (n: number) => registerCitizenCommand(n, `h${n}`, { bio: `bio ${n}` });
 
 /** Every read-model row in a stable order: two schemas with equal dumps hold the same read models. */
 async function dump(database: SqlDatabase, schema: string): Promise<unknown> {
@@ -121,13 +119,12 @@ describe('the projector', () => {
     const before = await dump(database, 'rm');
     await sql`delete from rm.agents where handle like 'h1%'`.execute(database.db);
     const output = await new Promise<{ code: number | null; text: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/replay.ts')], {
-        cwd: ROOT,
+      const child = spawnEntry('scripts/replay.ts', [], {
         env: { ...process.env, DATABASE_URL: db.url, EVENTSTORE_URL: '', REDIS_URL: '', DATA_DIR: tempDir('replay') },
       });
       let text = '';
-      child.stdout.on('data', (chunk) => (text += chunk));
-      child.stderr.on('data', (chunk) => (text += chunk));
+      child.stdout!.on('data', (chunk) => (text += chunk));
+      child.stderr!.on('data', (chunk) => (text += chunk));
       child.on('exit', (code) => resolve({ code, text }));
     });
     expect(output.code).toBe(0);
@@ -146,32 +143,27 @@ describe('the projector', () => {
       LOG_LEVEL: 'silent',
       REDIS_URL: '',
     };
-    // `node --import tsx`, not the tsx CLI: the CLI runs the script in a second process that a
-    // SIGKILL of the first would leave running.
-    const start = (): ChildProcess =>
-      spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/projector/src/main.ts')], { cwd: ROOT, env, stdio: 'ignore' });
+    const start = (): ChildProcess => spawnEntry('apps/projector/src/main.ts', [], { env, stdio: 'ignore' });
     const checkpoint = () => readCheckpoint(database.db, 'rm').catch(() => -1);
-    const until = async (done: (seq: number) => boolean, child: ChildProcess) => {
-      for (;;) {
+    /** Resolves once the projector's checkpoint reaches `target`; fails if the projector dies first. */
+    const past = (target: number, child: ChildProcess) =>
+      until(`the projector's checkpoint at ${target}`, 180_000, async () => {
         const seq = await checkpoint();
-        if (done(seq)) return seq;
+        if (seq >= target) return seq;
         if (child.exitCode !== null) throw new Error(`projector exited with ${child.exitCode}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
+        return undefined;
+      });
     const kills: number[] = [];
     for (const fraction of [0.15, 0.4, 0.65, 0.85]) {
       const child = start();
       const target = Math.floor(1500 * fraction) + Math.floor(Math.random() * 50);
-      await until((seq) => seq >= target, child);
-      child.kill('SIGKILL');
-      await new Promise((resolve) => child.once('exit', resolve));
+      await past(target, child);
+      await killHard(child);
       kills.push(await checkpoint());
     }
     const last = start();
-    await until((seq) => seq >= 1499, last);
-    last.kill('SIGKILL');
-    await new Promise((resolve) => last.once('exit', resolve));
+    await past(1499, last);
+    await killHard(last);
     expect(kills.every((seq, i) => i === 0 || seq >= kills[i - 1]!)).toBe(true);
 
     const clean = await new Projector({ database, store, projections, schema: 'rm_clean', batchSize: 500 }).init();

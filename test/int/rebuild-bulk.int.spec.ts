@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
@@ -7,8 +5,9 @@ import { LedgerWriter, PostgresEventStore } from '@svc/ledger';
 import { Projector, projections, readCheckpoint, rebuildReadModels } from '@svc/projections';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { killHard, spawnEntry } from '../support/spawn';
+import { executeAtOnce, registerCitizenCommand } from '../support/ledgerModel';
 
-const ROOT = path.resolve(__dirname, '../..');
 const CITIZENS = 30;
 const POSTS_EACH = 12;
 
@@ -33,13 +32,9 @@ const AWKWARD = 'a\\b\tc\nd\re \\N "q" é 🚀 \uD800 end\\';
 
 /** Citizens, tagged posts, replies by others and by their authors, votes changed and changed back, flags; some text awkward. */
 async function writeSociety(writer: LedgerWriter<LedgerState, LedgerCommand>): Promise<void> {
-  const run = async (commands: LedgerCommand[]) => {
-    const outcomes = await Promise.all(commands.map((c) => writer.execute(c)));
-    const refused = outcomes.find((o) => !o.ok);
-    if (refused && !refused.ok) throw new Error(`setup refused: ${refused.rejection.code} ${refused.rejection.message}`);
-  };
+  const run = (commands: LedgerCommand[]) => executeAtOnce(writer, commands);
   const agent = (n: number) => `agent_${n}`;
-  await run(Array.from({ length: CITIZENS }, (_, n) => ({ type: 'RegisterCitizen', data: { agent_id: agent(n), handle: `b${n}`, model: 'm', bio: n === 1 ? AWKWARD : `bio ${n}`, wallet: `W${n}`, custody: 'service' } })));
+  await run(Array.from({ length: CITIZENS }, (_, n) => registerCitizenCommand(n, `b${n}`, { bio: n === 1 ? AWKWARD : `bio ${n}` })));
   const posts: LedgerCommand[] = [];
   for (let n = 0; n < CITIZENS; n++) {
     for (let i = 0; i < POSTS_EACH; i++) {
@@ -80,18 +75,13 @@ describe('a rebuild loading in bulk', () => {
 
   it('leaves the live read models untouched when killed with SIGKILL while counting and building its indexes, and the next rebuild whole', async () => {
     const before = await dump(database, 'rm');
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/support/rebuildChild.ts'), db.url, 'rm', '100', tempDir('rebuild-bulk-child')], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const child = spawnEntry('test/support/rebuildChild.ts', [db.url, 'rm', '100', tempDir('rebuild-bulk-child')], { stdio: ['ignore', 'pipe', 'ignore'] });
     const phases: string[] = [];
     for await (const line of createInterface({ input: child.stdout! })) {
       phases.push(line);
       if (line === 'index') break;
     }
-    child.kill('SIGKILL');
-    await exited;
+    await killHard(child);
     expect(phases).toEqual(['load', 'index']);
     // The load had finished and the swap had not happened: the kill landed among the index builds.
     expect(await readCheckpoint(database.db, 'rm_rebuild')).toBe(head);

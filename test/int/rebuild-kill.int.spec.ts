@@ -1,13 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { sql } from 'kysely';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { LedgerWriter, PostgresEventStore } from '@svc/ledger';
 import { Projector, projections, readCheckpoint } from '@svc/projections';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { killHard, spawnEntry } from '../support/spawn';
+import { until } from '../support/until';
+import { executeAtOnce, registerCitizenCommand } from '../support/ledgerModel';
 
-const ROOT = path.resolve(__dirname, '../..');
 const KILLS = 20;
 const CITIZENS = 40;
 const POSTS_EACH = 25;
@@ -41,13 +42,9 @@ describe('npm run replay killed with SIGKILL at 20 random points', () => {
     store = await new PostgresEventStore(database).init();
     const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel, { maxBatch: 500 });
     await writer.start();
-    const run = async (commands: LedgerCommand[]) => {
-      const outcomes = await Promise.all(commands.map((c) => writer.execute(c)));
-      const refused = outcomes.find((o) => !o.ok);
-      if (refused && !refused.ok) throw new Error(`setup refused: ${refused.rejection.code} ${refused.rejection.message}`);
-    };
+    const run = (commands: LedgerCommand[]) => executeAtOnce(writer, commands);
     const agent = (n: number) => `agent_${n}`;
-    await run(Array.from({ length: CITIZENS }, (_, n) => ({ type: 'RegisterCitizen', data: { agent_id: agent(n), handle: `k${n}`, model: 'm', bio: '', wallet: `W${n}`, custody: 'service' } })));
+    await run(Array.from({ length: CITIZENS }, (_, n) => registerCitizenCommand(n, `k${n}`)));
     const posts: LedgerCommand[] = [];
     for (let n = 0; n < CITIZENS; n++) {
       for (let i = 0; i < POSTS_EACH; i++) {
@@ -74,9 +71,7 @@ describe('npm run replay killed with SIGKILL at 20 random points', () => {
   it('leaves the live read models whole at every kill, and a finished rebuild equal to a clean one', async () => {
     const before = await dump(database, 'rm');
     expect(before.posts!.length).toBe(CITIZENS * POSTS_EACH);
-    // `node --import tsx`, not the tsx CLI: a SIGKILL of the CLI would leave its child running.
-    const start = (): ChildProcess =>
-      spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/support/rebuildChild.ts'), db.url, 'rm', String(REBUILD_BATCH), tempDir('rebuild-kill-child')], { cwd: ROOT, stdio: 'ignore' });
+    const start = (): ChildProcess => spawnEntry('test/support/rebuildChild.ts', [db.url, 'rm', String(REBUILD_BATCH), tempDir('rebuild-kill-child')], { stdio: 'ignore' });
     const rebuilt = () => readCheckpoint(database.db, 'rm_rebuild').catch(() => -1);
     const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve)));
 
@@ -91,12 +86,8 @@ describe('npm run replay killed with SIGKILL at 20 random points', () => {
       let finished = false;
       void ended.then(() => (finished = true));
       // Polls the rebuild's own checkpoint: the kill lands after a batch committed, wherever that is.
-      for (;;) {
-        const seq = await rebuilt();
-        if (seq >= target || finished) break;
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-      child.kill('SIGKILL');
+      await until(`the rebuild at ${target}, or its end`, 300_000, async () => (await rebuilt()) >= target || finished, 5);
+      await killHard(child);
       await ended;
       points.push(await rebuilt());
       // Whatever the kill interrupted, the live schema is the old read models or the new, never a mix.

@@ -4,6 +4,7 @@ import { LEDGER_STREAM, LedgerWriter, PostgresEventStore, type LedgerEntry } fro
 import { Projector, bounties, handles, inbox, posts, projections, search, rebuildReadModels } from '@svc/projections';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { executeInOrder, registerCitizenCommand } from '../support/ledgerModel';
 
 const TABLES = ['agents', 'posts', 'post_tags', 'tags', 'votes', 'flags', 'bounties', 'submissions', 'actions', 'inbox', 'search_docs'];
 
@@ -13,10 +14,7 @@ async function dump(database: SqlDatabase, schema: string): Promise<Record<strin
   return out;
 }
 
-const register = (n: number): LedgerCommand => ({
-  type: 'RegisterCitizen',
-  data: { agent_id: `agent_${n}`, handle: `h${n}`, model: 'm', bio: n === 3 ? 'Quant Whisperer' : '', wallet: `W${n}`, custody: 'service' },
-});
+const register = (n: number) => registerCitizenCommand(n, `h${n}`, { bio: n === 3 ? 'Quant Whisperer' : '' });
 const post = (author: number, id: string, parent: string | null = null, tags: string[] = []): LedgerCommand => ({
   type: 'CreatePost',
   agentId: `agent_${author}`,
@@ -58,10 +56,7 @@ describe('society read models', () => {
       { type: 'SubmitWork', agentId: 'agent_3', data: { bounty_id: 'bounty_1', submission_id: 'sub_2', body: 'mine' } },
       { type: 'AwardBounty', agentId: 'agent_1', data: { bounty_id: 'bounty_1', submission_id: 'sub_2', signature: 'SIG_award' } },
     ];
-    for (const command of commands) {
-      const outcome = await writer.execute(command);
-      if (!outcome.ok) throw new Error(`setup: ${JSON.stringify(outcome.rejection)}`);
-    }
+    await executeInOrder(writer, commands);
     written = (await store.readForward(LEDGER_STREAM, 0, 1000)).map((e) => JSON.parse(e.data) as LedgerEntry);
   }, 60_000);
   afterAll(async () => {

@@ -7,6 +7,7 @@ import { LEDGER_STREAM, LedgerWriter, PostgresEventStore, tieredState } from '@s
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { buildDecisionStateInWorker, buildRuntime } from '@svc/runtime';
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
+import { registerCitizenCommand } from '../support/ledgerModel';
 
 // A ledger kept before its decision state was tiered has none stored. The runtime builds it in a worker
 // thread, whose heap is given back when the thread ends; the serving thread then starts from the stored head.
@@ -32,7 +33,7 @@ describe('the decision state built in a worker thread', () => {
     const run = async (commands: LedgerCommand[]) => {
       for (const outcome of await Promise.all(commands.map((c) => whole.execute(c)))) expect(outcome.ok).toBe(true);
     };
-    await run(Array.from({ length: 30 }, (_, n) => ({ type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle: `h${n}`, model: 'm', bio: '', wallet: `W${n}`, custody: 'service' } })));
+    await run(Array.from({ length: 30 }, (_, n) => registerCitizenCommand(n)));
     await run(Array.from({ length: 30 }, (_, n) => ({ type: 'CreatePost', agentId: `agent_${n}`, data: { post_id: `p${n}`, body: `post ${n}`, mint: null, parent_id: null, tags: ['t'] } })));
     await run(Array.from({ length: 30 }, (_, n) => ({ type: 'CastVote', agentId: `agent_${(n + 1) % 30}`, data: { post_id: `p${n}`, value: n % 4 ? 1 : -1 } })));
     const state = await whole.read((s) => s);

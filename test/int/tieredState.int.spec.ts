@@ -3,21 +3,12 @@ import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { LEDGER_STREAM, LedgerWriter, PostgresEventStore, SnapshotStore, inMemoryState, sealAndEncode, tieredState, type EventStore, type StateTier, type TieredStateOptions } from '@svc/ledger';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { postCommand as post, registerCitizenCommand as register, voteCommand as vote } from '../support/ledgerModel';
 
 // With a PostgreSQL event store the writer keeps its decision state in a table written by every append,
 // and in memory only the keys it used lately. These tests keep memory tiny (a few keys per map), so that
 // nearly every decision reads cold keys, and check the decisions and the stored state against a writer
 // that holds the whole state in memory, built from the same ledger.
-
-function register(n: number | string, handle = `h${n}`): LedgerCommand {
-  return { type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle, model: 'm', bio: '', wallet: `W${n}`, custody: 'service' } };
-}
-function post(author: number, id: string, parent: string | null = null): LedgerCommand {
-  return { type: 'CreatePost', agentId: `agent_${author}`, data: { post_id: id, body: `body of ${id}`, mint: null, parent_id: parent, tags: ['t'] } };
-}
-function vote(voter: number, postId: string, value: 1 | -1): LedgerCommand {
-  return { type: 'CastVote', agentId: `agent_${voter}`, data: { post_id: postId, value } };
-}
 
 describe('decision state kept in a table, with memory bounded', () => {
   let db: FreshDatabase;

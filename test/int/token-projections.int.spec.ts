@@ -7,6 +7,7 @@ import { MarketStore } from '@svc/marketdata';
 import { Projector, handles, projections, rebuildReadModels, tokens } from '@svc/projections';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { executeInOrder, registerCitizenCommand } from '../support/ledgerModel';
 
 const TABLES = ['tokens', 'token_fee_shares', 'agent_mints'];
 const WSOL = 'So11111111111111111111111111111111111111112';
@@ -20,10 +21,7 @@ async function dump(database: SqlDatabase, schema: string): Promise<Record<strin
   return out;
 }
 
-const register = (n: number): LedgerCommand => ({
-  type: 'RegisterCitizen',
-  data: { agent_id: `agent_${n}`, handle: `h${n}`, model: 'm', bio: '', wallet: wallet(n), custody: 'service' },
-});
+const register = (n: number) => registerCitizenCommand(n, `h${n}`, { wallet: wallet(n) });
 const action = (n: number, name: ActionName, details: Record<string, unknown>, signature: string): LedgerCommand => ({
   type: 'RecordAction',
   agentId: `agent_${n}`,
@@ -81,10 +79,7 @@ describe('token read models', () => {
       action(3, 'buy', { mint: FOREIGN, venue: 'jupiter', route: 'r', spent_sol: 2, quoted_tokens: 5, min_tokens: 4 }, 'SIG_buy_foreign'),
       action(1, 'transfer', { from: wallet(1), to: wallet(2), to_agent_id: 'agent_2', amount: 0.5, mint: null, memo: 'sol only' }, 'SIG_send_sol'),
     ];
-    for (const command of commands) {
-      const outcome = await writer.execute(command);
-      if (!outcome.ok) throw new Error(`setup: ${JSON.stringify(outcome.rejection)}`);
-    }
+    await executeInOrder(writer, commands);
     written = (await store.readForward(LEDGER_STREAM, 0, 1000)).map((e) => JSON.parse(e.data) as LedgerEntry);
   }, 60_000);
   afterAll(async () => {

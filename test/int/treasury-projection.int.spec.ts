@@ -5,6 +5,7 @@ import { TreasuryCycleStore } from '@svc/marketdata';
 import { Projector, projections, treasury } from '@svc/projections';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
+import { executeInOrder } from '../support/ledgerModel';
 
 const TREASURY = 'TreasuryWa11et';
 const MINT = 'ServiceMint1111111111111111111111111111111';
@@ -43,10 +44,7 @@ describe('the treasury read model', () => {
       action('agent_1', 'W1', 'burn', { mint: MINT, burned_raw: '7' }, 'SIG_alice_burn_2'),
       action('agent_T', TREASURY, 'burn', { mint: MINT, decimals: 6, burned_raw: '70000000000000' }, 'SIG_burn'),
     ];
-    for (const command of commands) {
-      const outcome = await writer.execute(command);
-      if (!outcome.ok) throw new Error(`setup: ${command.type} refused: ${outcome.rejection.message}`);
-    }
+    await executeInOrder(writer, commands);
   });
   afterAll(async () => {
     await store?.close();

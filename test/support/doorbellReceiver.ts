@@ -1,11 +1,7 @@
 import { EventEmitter } from 'node:events';
-import fs from 'node:fs';
 import https from 'node:https';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { generate } from 'selfsigned';
-import { tempDir } from './env';
+import { startLocalHttps } from './tls';
 import type { RecordedAttempt } from '@svc/app-workers';
 
 export interface ReceivedRequest {
@@ -101,33 +97,13 @@ export class DoorbellReceiver {
   ) {}
 
   static async start(): Promise<DoorbellReceiver> {
-    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
-      keyType: 'ec',
-      algorithm: 'sha256',
-      extensions: [
-        { name: 'basicConstraints', cA: false },
-        { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-        { name: 'extKeyUsage', serverAuth: true },
-        {
-          name: 'subjectAltName',
-          altNames: [
-            { type: 2, value: 'localhost' },
-            { type: 2, value: RECEIVER_NAME },
-            { type: 7, ip: '127.0.0.1' },
-          ],
-        },
-      ],
-    });
-    const caFile = path.join(tempDir('doorbell-ca'), 'receiver.pem');
-    fs.writeFileSync(caFile, pems.cert);
     let receiver!: DoorbellReceiver;
-    const server = https.createServer({ key: pems.private, cert: pems.cert }, (req, res) => {
+    const { server, port, caFile } = await startLocalHttps(RECEIVER_NAME, 'doorbell-ca', (req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => receiver.receive(req.url ?? '/', req.headers, Buffer.concat(chunks), res));
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    receiver = new DoorbellReceiver(server, (server.address() as AddressInfo).port, caFile);
+    receiver = new DoorbellReceiver(server, port, caFile);
     return receiver;
   }
 

@@ -1,27 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
-import { call, uniqueHandle, type Reply } from './http';
+import { freePort } from './ports';
+import { killHard } from './spawn';
 
 const REDIS_SERVER = process.env.TEST_REDIS_SERVER ?? '/usr/bin/redis-server';
-
-/** Polls `probe` until it returns a value, or fails after `deadlineMs`: a condition with a deadline, never a sleep. */
-export async function until<T>(what: string, deadlineMs: number, probe: () => Promise<T | undefined> | T | undefined, everyMs = 20): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A redis-server of the test's own, on a free port, that the test can kill -9 and start again on the same port. */
 export class PrivateRedis {
@@ -69,11 +51,7 @@ export class PrivateRedis {
   }
 
   async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
+    if (this.child) await killHard(this.child);
   }
 }
 
@@ -139,36 +117,7 @@ export class TcpProxy {
   }
 }
 
-export interface Citizen {
-  id: string;
-  key: string;
-  handle: string;
-}
-
-export async function registerCitizens(base: string, count: number, prefix: string): Promise<Citizen[]> {
-  return Promise.all(
-    Array.from({ length: count }, async () => {
-      const handle = uniqueHandle(prefix);
-      const reg = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'm' } });
-      if (reg.status !== 201) throw new Error(`register answered ${reg.status}: ${JSON.stringify(reg.body)}`);
-      return { id: reg.body.agent.id as string, key: reg.body.api_key as string, handle };
-    }),
-  );
-}
-
-/** Every ledger entry, paged through /changes. */
-export async function allChanges(base: string): Promise<Array<{ seq: number; type: string; data: Record<string, unknown> }>> {
-  const all: Array<{ seq: number; type: string; data: Record<string, unknown> }> = [];
-  let after = -1;
-  for (;;) {
-    const page: Reply = await call(base, 'GET', `/api/v1/changes?after=${after}&limit=1000`);
-    if (page.status !== 200) throw new Error(`/changes answered ${page.status}`);
-    all.push(...page.body.changes);
-    if (!page.body.has_more) return all;
-    after = page.body.next_after;
-  }
-}
-
+/** The p-th percentile of `values`, for the figures an outage test reports. */
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);

@@ -1,5 +1,38 @@
-import { sealEntry, GENESIS_HASH, type Decision, type LedgerEntry } from '@svc/ledger';
+import { sealEntry, GENESIS_HASH, type CommandOutcome, type Decision, type LedgerEntry } from '@svc/ledger';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
+
+/** RegisterCitizen for `agent_<n>`, custody=service: handle `h<n>` and wallet `W<n>` unless given. */
+export function registerCitizenCommand(n: number | string, handle = `h${n}`, more: { bio?: string; wallet?: string } = {}): LedgerCommand {
+  return { type: 'RegisterCitizen', data: { agent_id: `agent_${n}`, handle, model: 'm', bio: more.bio ?? '', wallet: more.wallet ?? `W${n}`, custody: 'service' } };
+}
+
+/** A post by `agent_<author>` tagged `t`, a reply when `parent` is given. */
+export function postCommand(author: number | string, id: string, parent: string | null = null): LedgerCommand {
+  return { type: 'CreatePost', agentId: `agent_${author}`, data: { post_id: id, body: `body of ${id}`, mint: null, parent_id: parent, tags: ['t'] } };
+}
+
+export function voteCommand(voter: number | string, postId: string, value: 1 | -1): LedgerCommand {
+  return { type: 'CastVote', agentId: `agent_${voter}`, data: { post_id: postId, value } };
+}
+
+interface CommandWriter {
+  execute(command: LedgerCommand): Promise<CommandOutcome>;
+}
+
+/** Writes `commands` one after another, each decided on what the one before left; a refusal fails the set-up. */
+export async function executeInOrder(writer: CommandWriter, commands: LedgerCommand[]): Promise<void> {
+  for (const command of commands) {
+    const outcome = await writer.execute(command);
+    if (!outcome.ok) throw new Error(`setup: ${command.type} refused: ${JSON.stringify(outcome.rejection)}`);
+  }
+}
+
+/** Writes `commands` all at once, as concurrent requests would (the writer commits them in shared appends); a refusal fails the set-up. */
+export async function executeAtOnce(writer: CommandWriter, commands: LedgerCommand[]): Promise<void> {
+  const outcomes = await Promise.all(commands.map((command) => writer.execute(command)));
+  const refused = outcomes.find((outcome) => !outcome.ok);
+  if (refused && !refused.ok) throw new Error(`setup refused: ${JSON.stringify(refused.rejection)}`);
+}
 
 /**
  * given/when/then over the pure ledger model: `accept` decides and applies a command as the writer
@@ -33,7 +66,7 @@ export class GivenLedger {
 
   citizen(n: number): string {
     const id = `agent_${n}`;
-    this.accept({ type: 'RegisterCitizen', data: { agent_id: id, handle: `h${n}`, model: 'm', bio: '', wallet: `W${n}`, custody: 'service' } });
+    this.accept(registerCitizenCommand(n));
     return id;
   }
 

@@ -1,5 +1,8 @@
-import { Connection, Keypair, LAMPORTS_PER_SOL } from '@solana/web3.js';
+import { Connection, Keypair } from '@solana/web3.js';
 import { startLocalnet, type Localnet, type LocalnetOptions } from '@svc/app-localnet';
+import { airdrop } from './citizens';
+import { freePortPair } from './ports';
+import { startChild, type ChildService } from './spawn';
 
 export interface LocalnetClient {
   net: Localnet;
@@ -16,18 +19,35 @@ export async function localnet(options: Partial<LocalnetOptions> = {}): Promise<
   return {
     net,
     connection,
-    async funded(sol = 10) {
-      const keypair = Keypair.generate();
-      const signature = await connection.requestAirdrop(keypair.publicKey, sol * LAMPORTS_PER_SOL);
-      const latest = await connection.getLatestBlockhash();
-      await connection.confirmTransaction({ signature, ...latest });
-      return keypair;
-    },
+    funded: (sol = 10) => fundedKeypair(connection, sol),
     async close() {
       await closeConnection(connection);
       await net.close();
     },
   };
+}
+
+/** A new keypair holding `sol` SOL from the chain's faucet, confirmed. */
+export async function fundedKeypair(connection: Connection, sol = 10): Promise<Keypair> {
+  const keypair = Keypair.generate();
+  await airdrop(connection, keypair.publicKey.toBase58(), sol);
+  return keypair;
+}
+
+export interface LocalnetProcess extends ChildService {
+  /** The chain's WebSocket, on the port after its JSON-RPC (`url`). */
+  wsUrl: string;
+}
+
+/**
+ * `npm run localnet` in a process of its own, which a test can kill or leave running while it kills the service:
+ * a real chain does not crash with the service. It listens on two consecutive free ports, JSON-RPC then WebSocket,
+ * where a service told only SOLANA_RPC_URL looks for them.
+ */
+export async function startLocalnetChild(dataDir: string): Promise<LocalnetProcess> {
+  const service = await startChild('apps/localnet/src/main.ts', [], { DATA_DIR: dataDir, LOCALNET_PORT: String(await freePortPair()), LOG_LEVEL: 'info' }, 'localnet listening');
+  const ready = JSON.parse(service.output.find((line) => line.includes('"msg":"localnet listening"'))!);
+  return { ...service, wsUrl: ready.ws };
 }
 
 /** web3.js keeps reconnecting its WebSocket forever once the server is gone; close it cleanly first. */

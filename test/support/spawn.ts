@@ -1,20 +1,36 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '../..');
+
+/**
+ * `node --import tsx <entry>` from the repository root. Not the tsx CLI: it runs the script in a second process,
+ * which a SIGKILL of the first would leave running, and a signal would reach the wrapper, not the service.
+ */
+export function spawnEntry(entry: string, args: string[] = [], options: SpawnOptions = {}): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], { cwd: ROOT, ...options });
+}
+
+/** SIGKILL, resolved once the process is gone (at once if it already was). */
+export async function killHard(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
 
 export interface ChildService {
   url: string;
   child: ChildProcess;
   /** Every line the process wrote, stdout and stderr. */
   output: string[];
+  /** SIGTERM: the service shuts down as it would in production. */
   stop(): Promise<void>;
+  /** SIGKILL: the service dies where it stands. */
+  kill(): Promise<void>;
 }
 
-/**
- * Runs an entry file in its own process, as `npm start` would, and waits for its ready line. It runs
- * under `node --import tsx` so that a signal reaches the service itself, not a wrapper.
- */
+/** Runs an entry file in its own process, as `npm start` would, and waits for its ready line. */
 export async function startChild(
   entry: string,
   args: string[],
@@ -22,8 +38,7 @@ export async function startChild(
   ready = 'service listening',
   readyTimeoutMs = 60_000,
 ): Promise<ChildService> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, entry), ...args], {
-    cwd: ROOT,
+  const child = spawnEntry(entry, args, {
     env: { ...process.env, LOG_LEVEL: 'info', ...env } as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -60,5 +75,6 @@ export async function startChild(
       child.kill('SIGTERM');
       await exited;
     },
+    kill: () => killHard(child),
   };
 }

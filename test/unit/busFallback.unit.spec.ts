@@ -5,6 +5,7 @@ import type { CheckpointFollower } from '../../apps/api/src/projectionWatcher';
 import { PulseHub } from '../../apps/api/src/live/pulseHub';
 import { WsHub, type PushSocket, type ReplaySource } from '../../apps/api/src/live/wsHub';
 import type { Board } from '../../apps/api/src/live/board';
+import { until } from '../support/until';
 
 /** An in-process bus whose broker the test can take away. */
 class FlakyBus extends InProcessBus {
@@ -62,14 +63,6 @@ function postEntry(seq: number): LedgerEntry & { kind: string } {
   };
 }
 
-async function until(condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 2_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in 2 s');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
 describe('/ws without the bus', () => {
   let bus: FlakyBus;
   let hub: WsHub;
@@ -106,10 +99,10 @@ describe('/ws without the bus', () => {
     bus.up = false;
     project(3);
     project(2);
-    await until(() => socket.received.length === 5);
+    await until('five frames pushed', 2_000, () => socket.received.length === 5, 0);
     expect(socket.received.map((f) => f.seq)).toEqual([0, 1, 2, 3, 4]);
     socket.close();
-    await until(() => checkpoint.followers === 0);
+    await until('the hub to stop following the checkpoint', 2_000, () => checkpoint.followers === 0, 0);
   });
 
   it('fills a gap in the announcements from the read model, and never pushes an entry twice', async () => {
@@ -121,7 +114,7 @@ describe('/ws without the bus', () => {
     project(3);
     const late = project(2);
     await bus.publish(PROJECTED_CHANNEL, { kind: 'projected', seq: 6, from: late.from, entries: late.entries });
-    await until(() => socket.received.length === 7);
+    await until('seven frames pushed', 2_000, () => socket.received.length === 7, 0);
     // The lost announcement arrives after all: nothing is pushed twice.
     await bus.publish(PROJECTED_CHANNEL, { kind: 'projected', seq: 6, from: 2, entries: stored.slice(2) });
     await new Promise((resolve) => setImmediate(resolve));
