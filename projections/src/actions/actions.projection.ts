@@ -1,10 +1,9 @@
 import { sql } from 'kysely';
-import type { ActionRecordedData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { insertRows, type Projection } from '../projection';
+import { defineProjection, insertRows } from '../projection';
 
 /** The public log of on-chain actions, each with its signature. */
-export const actionsProjection: Projection = {
+export const actionsProjection = defineProjection({
   name: 'actions',
   canHandle: ['ActionRecorded'],
   migrations: [
@@ -28,10 +27,10 @@ export const actionsProjection: Projection = {
   ],
   async apply(trx, schema, entries) {
     const rows = entries.map(({ entry }) => {
-      const d = entry.data as unknown as ActionRecordedData;
+      const d = entry.data;
       return { seq: entry.seq, agent_id: entry.actor, action: d.action, signature: d.signature, wallet: d.wallet, details: JSON.stringify(d.details), at: entry.at, hash: entry.hash };
     });
     const columns = { seq: 'bigint', agent_id: 'text', action: 'text', signature: 'text', wallet: 'text', details: 'jsonb', at: 'bigint', hash: 'text' } as const;
     await sql`${insertRows(`${schema}.actions`, rows, columns)} on conflict (seq) do nothing`.execute(trx);
   },
-};
+});

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import type { BountyAwardedData, BountyPostedData, BountySubmittedData } from '@svc/domain';
+import type { BountyAwardedData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { insertRows, unnestRows, type Projection } from '../projection';
+import { defineProjection, insertRows, unnestRows } from '../projection';
 
 /** Bounties with their status, and their submissions in order. */
-export const bountiesProjection: Projection = {
+export const bountiesProjection = defineProjection({
   name: 'bounties',
   canHandle: ['BountyPosted', 'BountySubmitted', 'BountyAwarded'],
   migrations: [
@@ -49,15 +49,24 @@ export const bountiesProjection: Projection = {
     // The last award of a bounty in the batch is the one its row keeps.
     const awarded = new Map<string, { data: BountyAwardedData; at: number }>();
     for (const { entry } of entries) {
-      if (entry.type === 'BountyPosted') {
-        const d = entry.data as unknown as BountyPostedData;
-        posted.push({ bounty_id: d.bounty_id, poster_id: entry.actor, title: d.title, body: d.body, reward_sol: d.reward_sol, mint: d.mint, status: 'open', created_at: entry.at, seq: entry.seq, hash: entry.hash });
-      } else if (entry.type === 'BountySubmitted') {
-        const d = entry.data as unknown as BountySubmittedData;
-        submitted.push({ submission_id: d.submission_id, bounty_id: d.bounty_id, submitter_id: entry.actor, body: d.body, created_at: entry.at, seq: entry.seq, hash: entry.hash });
-      } else if (entry.type === 'BountyAwarded') {
-        const data = entry.data as unknown as BountyAwardedData;
-        awarded.set(data.bounty_id, { data, at: entry.at });
+      switch (entry.type) {
+        case 'BountyPosted': {
+          const d = entry.data;
+          posted.push({ bounty_id: d.bounty_id, poster_id: entry.actor, title: d.title, body: d.body, reward_sol: d.reward_sol, mint: d.mint, status: 'open', created_at: entry.at, seq: entry.seq, hash: entry.hash });
+          break;
+        }
+        case 'BountySubmitted': {
+          const d = entry.data;
+          submitted.push({ submission_id: d.submission_id, bounty_id: d.bounty_id, submitter_id: entry.actor, body: d.body, created_at: entry.at, seq: entry.seq, hash: entry.hash });
+          break;
+        }
+        case 'BountyAwarded':
+          awarded.set(entry.data.bounty_id, { data: entry.data, at: entry.at });
+          break;
+        default: {
+          const never: never = entry;
+          return never;
+        }
       }
     }
     const s = sql.raw(schema);
@@ -83,4 +92,4 @@ export const bountiesProjection: Projection = {
         where b.bounty_id = a.bounty_id`.execute(trx);
     }
   },
-};
+});

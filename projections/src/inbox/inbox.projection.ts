@@ -1,12 +1,11 @@
 import { sql } from 'kysely';
-import type { BountyAwardedData, BountySubmittedData, PostCreatedData, VoteCastData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { insertNew, type Projection } from '../projection';
+import { defineProjection, insertNew } from '../projection';
 
 export type InboxKind = 'reply' | 'vote' | 'submission' | 'award';
 
 /** What each citizen has not seen yet: replies to their posts, votes on them, submissions to their bounties, awards won. */
-export const inboxProjection: Projection = {
+export const inboxProjection = defineProjection({
   name: 'inbox',
   canHandle: ['PostCreated', 'VoteCast', 'BountySubmitted', 'BountyAwarded'],
   migrations: [
@@ -39,28 +38,32 @@ export const inboxProjection: Projection = {
     for (const { entry } of entries) {
       switch (entry.type) {
         case 'PostCreated': {
-          const d = entry.data as unknown as PostCreatedData;
+          const d = entry.data;
           add(d.parent_author_id, 'reply', entry, { post_id: d.post_id, parent_id: d.parent_id, root_id: d.root_id, body: d.body });
           break;
         }
         case 'VoteCast': {
-          const d = entry.data as unknown as VoteCastData;
+          const d = entry.data;
           add(d.author_id, 'vote', entry, { post_id: d.post_id, value: d.value, previous: d.previous });
           break;
         }
         case 'BountySubmitted': {
-          const d = entry.data as unknown as BountySubmittedData;
+          const d = entry.data;
           add(d.poster_id, 'submission', entry, { bounty_id: d.bounty_id, submission_id: d.submission_id });
           break;
         }
         case 'BountyAwarded': {
-          const d = entry.data as unknown as BountyAwardedData;
+          const d = entry.data;
           add(d.winner_id, 'award', entry, { bounty_id: d.bounty_id, submission_id: d.submission_id, reward_sol: d.reward_sol, signature: d.signature });
           break;
+        }
+        default: {
+          const never: never = entry;
+          return never;
         }
       }
     }
     const columns = { recipient_id: 'text', seq: 'bigint', kind: 'text', actor_id: 'text', at: 'bigint', data: 'jsonb' } as const;
     await insertNew(trx, `${schema}.inbox`, rows, columns, sql`on conflict (recipient_id, seq) do nothing`, options);
   },
-};
+});

@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { PostCreatedData, PostFlaggedData, VoteCastData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { insertNew, insertRows, type Projection } from '../projection';
+import { defineProjection, insertNew, insertRows } from '../projection';
 
 /**
  * The front page's order: hot = sign(s)·log10(max(|s|, 1)) + created_at / 45,000,000 (ms), with s = net
@@ -19,7 +18,7 @@ function hotSql(engagement: string, createdAt: string): string {
 const REPLIES_FROM_OTHERS_SQL = (s: string) => `(select count(*) from ${s}.posts r where r.parent_id = p.post_id and r.author_id <> p.author_id)`;
 
 /** Posts, replies, votes and flags. */
-export const postsProjection: Projection = {
+export const postsProjection = defineProjection({
   name: 'posts',
   canHandle: ['PostCreated', 'VoteCast', 'PostFlagged'],
   migrations: [
@@ -92,7 +91,7 @@ export const postsProjection: Projection = {
     for (const { entry } of entries) {
       switch (entry.type) {
         case 'PostCreated': {
-          const d = entry.data as unknown as PostCreatedData;
+          const d = entry.data;
           posts.push({
             post_id: d.post_id,
             author_id: entry.actor,
@@ -111,17 +110,21 @@ export const postsProjection: Projection = {
           break;
         }
         case 'VoteCast': {
-          const d = entry.data as unknown as VoteCastData;
+          const d = entry.data;
           // One row per voter and post: a later vote in the same batch replaces an earlier one.
           votes.set(`${entry.actor}|${d.post_id}`, { voter_id: entry.actor, post_id: d.post_id, author_id: d.author_id, value: d.value, seq: entry.seq, at: entry.at });
           touchedPosts.add(d.post_id);
           break;
         }
         case 'PostFlagged': {
-          const d = entry.data as unknown as PostFlaggedData;
+          const d = entry.data;
           flags.push({ seq: entry.seq, post_id: d.post_id, flagger_id: entry.actor, reason: d.reason, at: entry.at });
           touchedPosts.add(d.post_id);
           break;
+        }
+        default: {
+          const never: never = entry;
+          return never;
         }
       }
     }
@@ -159,7 +162,7 @@ export const postsProjection: Projection = {
       on conflict (tag) do update set posts = excluded.posts`.execute(trx);
     await recountPosts(trx, schema, 'all');
   },
-};
+});
 
 /** Recounts votes, replies and flags of the given posts (or of every post that has any) from the rows, in one statement. */
 async function recountPosts(trx: Kysely<any>, schema: string, ids: string[] | 'all'): Promise<void> {

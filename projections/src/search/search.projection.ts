@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
-import type { ActionRecordedData, BountyPostedData, CitizenRegisteredData, PostCreatedData } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { insertNew, insertRows, type Projection } from '../projection';
+import { defineProjection, insertNew, insertRows } from '../projection';
 import { JOINER } from './queries';
 
 export type SearchKind = 'post' | 'citizen' | 'bounty' | 'token';
@@ -12,7 +11,7 @@ export type SearchKind = 'post' | 'citizen' | 'bounty' | 'token';
  * a scan. Tags are searched
  * through the tags table's own trigram index.
  */
-export const searchProjection: Projection = {
+export const searchProjection = defineProjection({
   name: 'search',
   canHandle: ['PostCreated', 'CitizenRegistered', 'BountyPosted', 'ActionRecorded'],
   migrations: [
@@ -61,26 +60,30 @@ export const searchProjection: Projection = {
     for (const { entry } of entries) {
       switch (entry.type) {
         case 'PostCreated': {
-          const d = entry.data as unknown as PostCreatedData;
+          const d = entry.data;
           rows.push({ kind: 'post', ref_id: d.post_id, text: [d.body, ...d.tags].join('\n'), seq: entry.seq });
           break;
         }
         case 'CitizenRegistered': {
-          const d = entry.data as unknown as CitizenRegisteredData;
+          const d = entry.data;
           rows.push({ kind: 'citizen', ref_id: d.agent_id, text: [d.handle, d.bio].join('\n').replaceAll('\u0000', ''), seq: entry.seq });
           break;
         }
         case 'BountyPosted': {
-          const d = entry.data as unknown as BountyPostedData;
+          const d = entry.data;
           rows.push({ kind: 'bounty', ref_id: d.bounty_id, text: [d.title, d.body].join('\n'), seq: entry.seq });
           break;
         }
         case 'ActionRecorded': {
-          const d = entry.data as unknown as ActionRecordedData;
+          const d = entry.data;
           if (d.action !== 'deploy') break;
           const coin = d.details as { mint: string; name: string; symbol: string; description?: string | null };
           rows.push({ kind: 'token', ref_id: coin.mint, text: [coin.name, coin.symbol, coin.mint, coin.description ?? ''].join('\n').replaceAll('\u0000', ''), seq: entry.seq });
           break;
+        }
+        default: {
+          const never: never = entry;
+          return never;
         }
       }
     }
@@ -91,4 +94,4 @@ export const searchProjection: Projection = {
     await insertNew(trx, `${schema}.search_docs`, tokens.length > 0 ? rows.filter((row) => row.kind !== 'token') : rows, columns, onConflict, options);
     if (tokens.length > 0) await sql`${insertRows(`${schema}.search_docs`, tokens, columns)} ${onConflict}`.execute(trx);
   },
-};
+});

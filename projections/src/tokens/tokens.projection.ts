@@ -1,8 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import type { ActionRecordedData } from '@svc/domain';
-import type { LedgerEntry } from '@svc/ledger';
+import type { ActionRecordedData, EntryOf } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { insertRows, unnestRows, type Projection, type ProjectedEntry } from '../projection';
+import { defineProjection, insertRows, unnestRows } from '../projection';
 
 /** SOL on the ledger's swap records: the wrapped-SOL mint. */
 export const WRAPPED_SOL = 'So11111111111111111111111111111111111111112';
@@ -22,9 +21,10 @@ const text = (value: unknown): string | null => (typeof value === 'string' && va
 const number = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 const object = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (clean(value) as Record<string, unknown>) : {});
 
-function actionOf(entry: LedgerEntry): { data: ActionRecordedData; details: Record<string, unknown> } {
-  const data = entry.data as unknown as ActionRecordedData;
-  return { data, details: object(data.details) };
+type ActionEntry = EntryOf<'ActionRecorded'>;
+
+function actionOf(entry: ActionEntry): { data: ActionRecordedData; details: Record<string, unknown> } {
+  return { data: entry.data, details: object(entry.data.details) };
 }
 
 /** One trade in a coin, as the tokens' counters take it: a side and the SOL it moved. */
@@ -37,7 +37,7 @@ interface Trade {
 }
 
 /** A buy or sell of a coin, or a swap between it and SOL; other actions and token-to-token swaps are not trades here. */
-function tradeOf(entry: LedgerEntry): Trade | undefined {
+function tradeOf(entry: ActionEntry): Trade | undefined {
   const { data, details } = actionOf(entry);
   const at = { seq: entry.seq, at: entry.at };
   switch (data.action) {
@@ -79,7 +79,7 @@ function tradeOf(entry: LedgerEntry): Trade | undefined {
  * said about it, its fee-sharing status (moved by `fee_share` actions, which may also name coins deployed
  * elsewhere: `token_fee_shares` keeps those), and counters of the trades the service recorded in it.
  */
-export const tokensProjection: Projection = {
+export const tokensProjection = defineProjection({
   name: 'tokens',
   canHandle: ['ActionRecorded'],
   migrations: [
@@ -207,7 +207,7 @@ export const tokensProjection: Projection = {
     if (sharing.length > 0) await adoptFeeShares(trx, schema, sharing);
     if (trades.length > 0) await countTrades(trx, schema, trades);
   },
-};
+});
 
 async function adoptFeeShares(trx: Kysely<any>, schema: string, mints: string[]): Promise<void> {
   const s = sql.raw(schema);
@@ -254,6 +254,6 @@ export function mintsOf(details: Record<string, unknown>): string[] {
 }
 
 /** An ActionRecorded entry's details, as an object whatever the entry holds. */
-export function actionDetails(entry: ProjectedEntry['entry']): Record<string, unknown> {
+export function actionDetails(entry: ActionEntry): Record<string, unknown> {
   return actionOf(entry).details;
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import { isReservedHandle, treasuryFlowOf, type ActionRecordedData, type CitizenRegisteredData } from '@svc/domain';
+import { isReservedHandle, treasuryFlowOf } from '@svc/domain';
 import { execAll } from '@svc/readmodel';
-import { insertRows, type Projection } from '../projection';
+import { defineProjection, insertRows } from '../projection';
 
 const TOTALS = 'main';
 
@@ -11,7 +11,7 @@ const TOTALS = 'main';
  * tokens they bought and the tokens it burned. The amounts are those the chain showed once each transaction
  * confirmed (`details.observed`, see treasuryFlowOf), so a replay adds up to the same figures, to the lamport.
  */
-export const treasuryProjection: Projection = {
+export const treasuryProjection = defineProjection({
   name: 'treasury',
   canHandle: ['CitizenRegistered', 'ActionRecorded'],
   migrations: [
@@ -69,7 +69,7 @@ export const treasuryProjection: Projection = {
       if (entry.seq <= totals.last_seq) continue;
       totals.last_seq = entry.seq;
       if (entry.type === 'CitizenRegistered') {
-        const data = entry.data as unknown as CitizenRegisteredData;
+        const data = entry.data;
         if (totals.agent_id === null && isReservedHandle(data.handle)) {
           totals.agent_id = data.agent_id;
           totals.wallet = data.wallet;
@@ -77,7 +77,7 @@ export const treasuryProjection: Projection = {
         continue;
       }
       if (totals.agent_id === null || entry.actor !== totals.agent_id) continue;
-      const data = entry.data as unknown as ActionRecordedData;
+      const data = entry.data;
       const details = data.details ?? {};
       const flow = treasuryFlowOf(data);
       totals.fees_received_lamports += flow.received_lamports;
@@ -117,4 +117,4 @@ export const treasuryProjection: Projection = {
       .where('id', '=', TOTALS)
       .execute();
   },
-};
+});

@@ -1,6 +1,5 @@
 import { createPostBody, createPostResponse } from '@svc/contracts';
-import type { PostCreatedData } from '@svc/domain';
-import { execute } from '../../commands/execute';
+import { appended, execute } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
 
 interface CreatePostBody {
@@ -31,11 +30,12 @@ export default defineRoute<CreatePostBody>({
       agentId: agentId!,
       data: { post_id: newId('post_'), body: body.body, mint: body.mint ?? null, parent_id: body.parent_id ?? null, tags: body.tags },
     };
-    const { entries: [entry], seen } = await execute(services, command, resumedFrom);
-    const data = entry!.data as unknown as PostCreatedData;
+    const executed = await execute(services, command, resumedFrom);
+    const entry = appended(executed, 'PostCreated');
+    const data = entry.data;
     const post = {
       id: data.post_id,
-      author: { id: agentId!, handle: seen.actorHandle },
+      author: { id: agentId!, handle: executed.seen.actorHandle },
       body: data.body,
       mint: data.mint,
       parent_id: data.parent_id,
@@ -46,10 +46,10 @@ export default defineRoute<CreatePostBody>({
       downvotes: 0,
       reply_count: 0,
       flag_count: 0,
-      created_at: entry!.at,
-      seq: entry!.seq,
-      hash: entry!.hash,
+      created_at: entry.at,
+      seq: entry.seq,
+      hash: entry.hash,
     };
-    return { body: { post, ledger: { seq: entry!.seq, hash: entry!.hash } } };
+    return { body: { post, ledger: { seq: entry.seq, hash: entry.hash } } };
   },
 });
