@@ -46,8 +46,8 @@ export function isKnownEvent(entry: LedgerEntry): entry is KnownEntry {
 }
 
 /** A guard for `find` and `filter`: whether an entry is of `type`, typed as such. */
-export function isEntryOf<T extends LedgerEventType>(type: T): (entry: LedgerEntry) => entry is EntryOf<T> {
-  return (entry): entry is EntryOf<T> => entry.type === type;
+export function isEntryOf<T extends LedgerEventType>(type: T): <E extends LedgerEntry>(entry: E) => entry is E & EntryOf<T> {
+  return <E extends LedgerEntry>(entry: E): entry is E & EntryOf<T> => entry.type === type;
 }
 
 /** What a reply to a command needs from the state beside the command's own events. */

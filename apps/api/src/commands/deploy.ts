@@ -8,6 +8,7 @@ import {
   solToLamports,
   transactionSize,
 } from '@svc/chain';
+import type { RequestOf, deployBody } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
 import type { Services } from '../services';
 import { hostDeployMetadata } from '../tokens/media';
@@ -20,24 +21,7 @@ export const DEPLOY_RESERVE_LAMPORTS = 30_000_000n;
 export { CITIZEN_SHARE_BPS, TREASURY_SHARE_BPS } from './share';
 const TOKEN_DECIMALS = 6;
 
-export interface DeployInput {
-  name: string;
-  symbol: string;
-  description?: string;
-  image: string;
-  twitter?: string;
-  telegram?: string;
-  website?: string;
-  dev_buy_sol: number;
-  slippage_bps: number;
-  mayhem: boolean;
-  holder_reward: boolean;
-  fee_share?: boolean;
-  metadata_uri?: string;
-  priority_fee_sol: number;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type DeployInput = RequestOf<typeof deployBody> & { idempotencyKey?: string };
 
 function shortOfFunds(needed: bigint, available: bigint): Rejected {
   return new Rejected(

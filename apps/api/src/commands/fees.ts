@@ -13,6 +13,7 @@ import {
   type CoinFees,
   type CreatorFees,
 } from '@svc/chain';
+import type { RequestOf, claimBody } from '@svc/contracts';
 import { Rejected, type Citizen } from '@svc/domain';
 import { tokens } from '@svc/projections';
 import type { OutboxRow } from '@svc/vault';
@@ -235,10 +236,7 @@ async function runClaim(
   });
 }
 
-export interface ClaimInput {
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type ClaimInput = RequestOf<typeof claimBody> & { idempotencyKey?: string };
 
 /**
  * POST /api/v1/fees/claim: sweeps the largest waiting buckets, up to 6: each sharing coin's distribution

@@ -1,6 +1,7 @@
 import { PublicKey, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import type { ActionOutcome } from '@svc/actions';
 import { feeShareInstructions, parsePublicKey, readCoinSharing, updateSharesInstruction, type CoinSharing } from '@svc/chain';
+import type { RequestOf, shareBody, tokenParams } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
 import { tokens } from '@svc/projections';
 import { TREASURY_WALLET } from '@svc/runtime';
@@ -115,11 +116,7 @@ export async function shareFees(
   return { status: 'active', shares, signature: outcome.signature };
 }
 
-export interface ShareInput {
-  mint: string;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type ShareInput = RequestOf<typeof tokenParams> & RequestOf<typeof shareBody> & { idempotencyKey?: string };
 
 const sharesOf = (coin: CoinSharing): Share[] => coin.config!.shareholders.map((s) => ({ address: s.address.toBase58(), share_bps: s.shareBps }));
 

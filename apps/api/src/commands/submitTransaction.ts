@@ -1,13 +1,11 @@
 import { SolanaJSONRPCError, VersionedTransaction } from '@solana/web3.js';
 import { rpcUnavailable } from '@svc/actions';
 import { explorerUrl, isRpcUnreachable } from '@svc/chain';
+import type { RequestOf, txSubmitBody } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
 import type { Services } from '../services';
 
-export interface SubmitInput {
-  transaction: string;
-  simulate_only: boolean;
-}
+export type SubmitInput = RequestOf<typeof txSubmitBody>;
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 

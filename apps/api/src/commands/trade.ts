@@ -17,6 +17,7 @@ import {
   type TradeQuote,
   type Venue,
 } from '@svc/chain';
+import type { RequestOf, buyBody, quoteQuery, sellBody, swapBody } from '@svc/contracts';
 import { Rejected, type Citizen } from '@svc/domain';
 import type { Services } from '../services';
 import { actionReply } from './transfer';
@@ -25,32 +26,11 @@ const SOL_DECIMALS = 9;
 /** The most `amount_sol` a buy (and so a buy quote) takes, as the buy schema says. */
 const MAX_BUY_SOL = 100_000;
 
-export interface BuyInput {
-  mint: string;
-  amount_sol: number;
-  slippage_bps: number;
-  priority_fee_sol: number;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type BuyInput = RequestOf<typeof buyBody> & { idempotencyKey?: string };
 
-export interface SellInput {
-  mint: string;
-  percent?: number;
-  amount?: number;
-  slippage_bps: number;
-  close_token_account?: boolean;
-  priority_fee_sol: number;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type SellInput = RequestOf<typeof sellBody> & { idempotencyKey?: string };
 
-export interface QuoteInput {
-  mint: string;
-  side: 'buy' | 'sell';
-  amount: number;
-  slippage_bps: number;
-}
+export type QuoteInput = RequestOf<typeof quoteQuery>;
 
 /** The citizen at the ledger head, with its wallet as a key. */
 export async function traderOf(services: Services, agentId: string): Promise<Citizen & { owner: PublicKey }> {
@@ -199,15 +179,7 @@ export async function quote(services: Services, input: QuoteInput): Promise<Reco
   return quoteReply(priced, venue.mint.decimals);
 }
 
-export interface SwapInput {
-  input_mint: string;
-  output_mint: string;
-  amount: number;
-  slippage_bps: number;
-  priority_fee_sol: number;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type SwapInput = RequestOf<typeof swapBody> & { idempotencyKey?: string };
 
 async function decimalsOf(connection: Connection, mint: PublicKey): Promise<MintInfo | undefined> {
   return mint.equals(SOL_MINT) ? undefined : beforeSending(mintInfo(connection, mint));

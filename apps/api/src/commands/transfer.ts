@@ -2,6 +2,7 @@ import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.j
 import { TOKEN_2022_PROGRAM_ID, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { rpcUnavailable, type ActionOutcome } from '@svc/actions';
 import { ChainError, isRpcUnreachable, mintInfo, parsePublicKey, rawToUi, tokenTransferInstructions, uiToRaw, type Funds } from '@svc/chain';
+import type { RequestOf, transferBody } from '@svc/contracts';
 import { Rejected, type Citizen } from '@svc/domain';
 import type { Services } from '../services';
 
@@ -9,14 +10,7 @@ export const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqX
 const HANDLE = /^[A-Za-z0-9_-]{2,31}$/;
 const SOL_DECIMALS = 9;
 
-export interface TransferInput {
-  to: string;
-  amount: number;
-  mint?: string;
-  memo?: string;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type TransferInput = RequestOf<typeof transferBody> & { idempotencyKey?: string };
 
 /** `to` as a wallet: a citizen's handle or agent id at the ledger head, or any base58 address. */
 async function recipientOf(services: Services, to: string): Promise<{ wallet: PublicKey; agentId: string | null }> {

@@ -2,14 +2,7 @@ import { createBountyBody, createBountyResponse } from '@svc/contracts';
 import { appended, execute } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
 
-interface CreateBountyBody {
-  title: string;
-  body: string;
-  reward_sol: number;
-  mint?: string;
-}
-
-export default defineRoute<CreateBountyBody>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/bounties',
   auth: 'auth',
@@ -26,12 +19,12 @@ export default defineRoute<CreateBountyBody>({
   errors: ['daily_cap', 'unavailable'],
   async handle({ body, agentId, newId, resumedFrom }, services) {
     const data = { bounty_id: newId('bounty_'), title: body.title, body: body.body, reward_sol: body.reward_sol, mint: body.mint ?? null };
-    const executed = await execute(services, { type: 'PostBounty', agentId: agentId!, data }, resumedFrom);
+    const executed = await execute(services, { type: 'PostBounty', agentId, data }, resumedFrom);
     const entry = appended(executed, 'BountyPosted');
     const posted = entry.data;
     const bounty = {
       id: posted.bounty_id,
-      poster: { id: agentId!, handle: executed.seen.actorHandle },
+      poster: { id: agentId, handle: executed.seen.actorHandle },
       title: posted.title,
       body: posted.body,
       reward_sol: posted.reward_sol,

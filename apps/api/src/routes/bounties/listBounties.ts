@@ -2,13 +2,7 @@ import { listBountiesQuery, listBountiesResponse } from '@svc/contracts';
 import { bounties } from '@svc/projections';
 import { defineRoute } from '../../http/route';
 
-interface ListBountiesQuery {
-  status: 'open' | 'awarded' | 'all';
-  limit: number;
-  before?: number;
-}
-
-export default defineRoute<unknown, ListBountiesQuery>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/bounties',
   auth: 'public',

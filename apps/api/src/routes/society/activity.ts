@@ -2,7 +2,7 @@ import { activityQuery, activityResponse } from '@svc/contracts';
 import { actions } from '@svc/projections';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<unknown, { limit: number; before?: number }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/activity',
   auth: 'public',

@@ -2,14 +2,7 @@ import { createPostBody, createPostResponse } from '@svc/contracts';
 import { appended, execute } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
 
-interface CreatePostBody {
-  body: string;
-  mint?: string;
-  parent_id?: string;
-  tags: string[];
-}
-
-export default defineRoute<CreatePostBody>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/posts',
   auth: 'auth',
@@ -27,7 +20,7 @@ export default defineRoute<CreatePostBody>({
   async handle({ body, agentId, newId, resumedFrom }, services) {
     const command = {
       type: 'CreatePost' as const,
-      agentId: agentId!,
+      agentId,
       data: { post_id: newId('post_'), body: body.body, mint: body.mint ?? null, parent_id: body.parent_id ?? null, tags: body.tags },
     };
     const executed = await execute(services, command, resumedFrom);
@@ -35,7 +28,7 @@ export default defineRoute<CreatePostBody>({
     const data = entry.data;
     const post = {
       id: data.post_id,
-      author: { id: agentId!, handle: executed.seen.actorHandle },
+      author: { id: agentId, handle: executed.seen.actorHandle },
       body: data.body,
       mint: data.mint,
       parent_id: data.parent_id,

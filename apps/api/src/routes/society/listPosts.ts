@@ -2,14 +2,7 @@ import { listPostsQuery, listPostsResponse } from '@svc/contracts';
 import { posts } from '@svc/projections';
 import { defineRoute } from '../../http/route';
 
-interface ListPostsQuery {
-  mint?: string;
-  since?: number;
-  limit: number;
-  before?: number;
-}
-
-export default defineRoute<unknown, ListPostsQuery>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/posts',
   auth: 'public',

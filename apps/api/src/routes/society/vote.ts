@@ -3,7 +3,7 @@ import { isEntryOf } from '@svc/domain';
 import { execute } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<{ post_id: string; value: 1 | -1 }>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/votes',
   auth: 'auth',
@@ -16,7 +16,7 @@ export default defineRoute<{ post_id: string; value: 1 | -1 }>({
   response: voteResponse,
   errors: ['self_vote', 'not_found', 'daily_cap'],
   async handle({ body, agentId }, services) {
-    const { entries } = await execute(services, { type: 'CastVote', agentId: agentId!, data: { post_id: body.post_id, value: body.value } });
+    const { entries } = await execute(services, { type: 'CastVote', agentId, data: { post_id: body.post_id, value: body.value } });
     const entry = entries.find(isEntryOf('VoteCast'));
     if (!entry) return { body: { vote: { post_id: body.post_id, value: body.value, previous: body.value, changed: false }, ledger: null } };
     const data = entry.data;

@@ -4,12 +4,7 @@ import { defineRoute } from '../../http/route';
 import { coinView } from '../../tokens/intel';
 import { currentMarkets } from '../../tokens/markets';
 
-interface ListTokensQuery {
-  limit: number;
-  before?: number;
-}
-
-export default defineRoute<unknown, ListTokensQuery>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/tokens',
   auth: 'public',
