@@ -51,7 +51,7 @@ function fundsOf(raw: bigint, token?: { mint: PublicKey; programId: PublicKey; d
  * address, with an optional memo that goes on-chain (SPL Memo) and onto the ledger. Runs on the action
  * pipeline, so a retried request never transfers twice and a confirmed transfer is never lost.
  */
-export async function transfer(services: Services, agentId: string, input: TransferInput): Promise<Record<string, unknown>> {
+export async function transfer(services: Services, agentId: string, input: TransferInput): Promise<ActionReply> {
   const sender = (await services.writer.read((state) => state.citizens.byId.get(agentId)))!;
   const owner = new PublicKey(sender.wallet);
   const mint = input.mint === undefined ? undefined : parsePublicKey(input.mint, 'mint');
@@ -103,8 +103,16 @@ export async function transfer(services: Services, agentId: string, input: Trans
   return actionReply(outcome);
 }
 
-/** The reply of an action: its summary, and either the executed transaction or the one handed out. */
-export function actionReply(outcome: ActionOutcome): Record<string, unknown> {
+export type Sent = Pick<Extract<ActionOutcome, { executed: true }>, 'executed' | 'signature' | 'explorer' | 'ledger'>;
+export type HandedOut = Pick<Extract<ActionOutcome, { executed: false }>, 'executed' | 'transaction' | 'fee_payer' | 'reference' | 'last_valid_block_height'>;
+
+/**
+ * The reply of an action: the public facts its command summed it up in, as its outbox row keeps them (a retry that
+ * resumed an earlier attempt answers that attempt's), and either the executed transaction or the one handed out.
+ */
+export type ActionReply = ActionOutcome['summary'] & (Sent | HandedOut);
+
+export function actionReply(outcome: ActionOutcome): ActionReply {
   if (outcome.executed) {
     return { ...outcome.summary, executed: true, signature: outcome.signature, explorer: outcome.explorer, ledger: outcome.ledger };
   }
