@@ -125,6 +125,11 @@ export function defineRoute<
   return definition;
 }
 
+/** A newest-first page's `next_before`: when the page is full, the seq of its last item, below which the next one starts. */
+export function nextBefore(page: ReadonlyArray<{ seq: number }>, limit: number): number | null {
+  return page.length === limit ? page[page.length - 1]!.seq : null;
+}
+
 export function expressPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
 }

@@ -1,6 +1,6 @@
 import { activityQuery, activityResponse } from '@svc/contracts';
 import { actions } from '@svc/projections';
-import { defineRoute } from '../../http/route';
+import { defineRoute, nextBefore } from '../../http/route';
 
 export default defineRoute({
   method: 'get',
@@ -13,6 +13,6 @@ export default defineRoute({
   consistentRead: ['actions', 'agents'],
   async handle({ query }, { readModel }) {
     const list = await actions.listActions(readModel.db, readModel.schema, { beforeSeq: query.before, limit: query.limit });
-    return { body: { actions: list, next_before: list.length === query.limit ? list[list.length - 1]!.seq : null } };
+    return { body: { actions: list, next_before: nextBefore(list, query.limit) } };
   },
 });

@@ -1,6 +1,6 @@
 import { listPostsQuery, listPostsResponse } from '@svc/contracts';
 import { posts } from '@svc/projections';
-import { defineRoute } from '../../http/route';
+import { defineRoute, nextBefore } from '../../http/route';
 
 export default defineRoute({
   method: 'get',
@@ -13,6 +13,6 @@ export default defineRoute({
   consistentRead: ['posts', 'agents'],
   async handle({ query }, { readModel }) {
     const list = await posts.listTopPosts(readModel.db, readModel.schema, { mint: query.mint, since: query.since, beforeSeq: query.before, limit: query.limit });
-    return { body: { posts: list, next_before: list.length === query.limit ? list[list.length - 1]!.seq : null } };
+    return { body: { posts: list, next_before: nextBefore(list, query.limit) } };
   },
 });
