@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { execAll } from '@svc/readmodel';
+import { sqlMigration } from '@svc/readmodel';
 import { defineProjection, insertRows } from '../projection';
 
 /** The public log of on-chain actions, each with its signature. */
@@ -7,23 +7,19 @@ export const actionsProjection = defineProjection({
   name: 'actions',
   canHandle: ['ActionRecorded'],
   migrations: [
-    {
-      name: 'actions_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.actions (
-             seq bigint primary key,
-             agent_id text not null,
-             action text not null,
-             signature text not null unique,
-             wallet text not null,
-             details jsonb not null,
-             at bigint not null,
-             hash text not null)`,
-          `create index actions_agent on ${schema}.actions (agent_id, seq desc)`,
-          `create index actions_kind on ${schema}.actions (action)`,
-        ]),
-    },
+    sqlMigration('actions_001', (schema) => [
+      `create table ${schema}.actions (
+         seq bigint primary key,
+         agent_id text not null,
+         action text not null,
+         signature text not null unique,
+         wallet text not null,
+         details jsonb not null,
+         at bigint not null,
+         hash text not null)`,
+      `create index actions_agent on ${schema}.actions (agent_id, seq desc)`,
+      `create index actions_kind on ${schema}.actions (action)`,
+    ]),
   ],
   async apply(trx, schema, entries) {
     const rows = entries.map(({ entry }) => {

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { execAll } from '@svc/readmodel';
+import { sqlMigration } from '@svc/readmodel';
 import { defineProjection, insertNew, unnestRows } from '../projection';
 
 /**
@@ -18,24 +18,20 @@ export const agentsProjection = defineProjection({
   name: 'agents',
   canHandle: ['CitizenRegistered', 'VoteCast'],
   migrations: [
-    {
-      name: 'agents_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.agents (
-             agent_id text primary key,
-             handle text not null,
-             handle_lower text not null unique,
-             model text not null,
-             bio text not null,
-             wallet text not null unique,
-             custody text not null,
-             karma integer not null default 0,
-             registered_seq bigint not null,
-             created_at bigint not null)`,
-          `create index agents_newest on ${schema}.agents (registered_seq desc)`,
-        ]),
-    },
+    sqlMigration('agents_001', (schema) => [
+      `create table ${schema}.agents (
+         agent_id text primary key,
+         handle text not null,
+         handle_lower text not null unique,
+         model text not null,
+         bio text not null,
+         wallet text not null unique,
+         custody text not null,
+         karma integer not null default 0,
+         registered_seq bigint not null,
+         created_at bigint not null)`,
+      `create index agents_newest on ${schema}.agents (registered_seq desc)`,
+    ]),
     {
       // The seq of the last vote counted into a citizen's karma, so that a batch applied twice counts it once.
       // Karma was recounted from the posts read model's votes until then: an existing schema has them.

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { BountyAwardedData } from '@svc/domain';
-import { execAll } from '@svc/readmodel';
+import { sqlMigration } from '@svc/readmodel';
 import { defineProjection, insertRows, unnestRows } from '../projection';
 
 /** Bounties with their status, and their submissions in order. */
@@ -8,40 +8,36 @@ export const bountiesProjection = defineProjection({
   name: 'bounties',
   canHandle: ['BountyPosted', 'BountySubmitted', 'BountyAwarded'],
   migrations: [
-    {
-      name: 'bounties_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.bounties (
-             bounty_id text primary key,
-             poster_id text not null,
-             title text not null,
-             body text not null,
-             reward_sol double precision not null,
-             mint text,
-             status text not null,
-             submission_count integer not null default 0,
-             winner_id text,
-             awarded_submission_id text,
-             award_signature text,
-             awarded_at bigint,
-             created_at bigint not null,
-             seq bigint not null unique,
-             hash text not null)`,
-          `create index bounties_status on ${schema}.bounties (status, seq desc)`,
-          `create index bounties_newest on ${schema}.bounties (seq desc)`,
-          `create index bounties_poster on ${schema}.bounties (poster_id, seq desc)`,
-          `create table ${schema}.submissions (
-             submission_id text primary key,
-             bounty_id text not null,
-             submitter_id text not null,
-             body text not null,
-             created_at bigint not null,
-             seq bigint not null unique,
-             hash text not null)`,
-          `create index submissions_bounty on ${schema}.submissions (bounty_id, seq)`,
-        ]),
-    },
+    sqlMigration('bounties_001', (schema) => [
+      `create table ${schema}.bounties (
+         bounty_id text primary key,
+         poster_id text not null,
+         title text not null,
+         body text not null,
+         reward_sol double precision not null,
+         mint text,
+         status text not null,
+         submission_count integer not null default 0,
+         winner_id text,
+         awarded_submission_id text,
+         award_signature text,
+         awarded_at bigint,
+         created_at bigint not null,
+         seq bigint not null unique,
+         hash text not null)`,
+      `create index bounties_status on ${schema}.bounties (status, seq desc)`,
+      `create index bounties_newest on ${schema}.bounties (seq desc)`,
+      `create index bounties_poster on ${schema}.bounties (poster_id, seq desc)`,
+      `create table ${schema}.submissions (
+         submission_id text primary key,
+         bounty_id text not null,
+         submitter_id text not null,
+         body text not null,
+         created_at bigint not null,
+         seq bigint not null unique,
+         hash text not null)`,
+      `create index submissions_bounty on ${schema}.submissions (bounty_id, seq)`,
+    ]),
   ],
   async apply(trx, schema, entries) {
     const posted = [];

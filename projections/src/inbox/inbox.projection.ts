@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { execAll } from '@svc/readmodel';
+import { sqlMigration } from '@svc/readmodel';
 import { defineProjection, insertNew } from '../projection';
 
 export type InboxKind = 'reply' | 'vote' | 'submission' | 'award';
@@ -9,26 +9,19 @@ export const inboxProjection = defineProjection({
   name: 'inbox',
   canHandle: ['PostCreated', 'VoteCast', 'BountySubmitted', 'BountyAwarded'],
   migrations: [
-    {
-      name: 'inbox_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.inbox (
-             recipient_id text not null,
-             seq bigint not null,
-             kind text not null,
-             actor_id text not null,
-             at bigint not null,
-             data jsonb not null,
-             primary key (recipient_id, seq))`,
-          `create index inbox_recipient_at on ${schema}.inbox (recipient_id, at)`,
-        ]),
-    },
-    {
-      // Each kind is read on its own range (see queries.ts), so that a flood of one kind never hides another.
-      name: 'inbox_002',
-      up: (db, schema) => execAll(db, [`create index inbox_recipient_kind_at on ${schema}.inbox (recipient_id, kind, at, seq)`]),
-    },
+    sqlMigration('inbox_001', (schema) => [
+      `create table ${schema}.inbox (
+         recipient_id text not null,
+         seq bigint not null,
+         kind text not null,
+         actor_id text not null,
+         at bigint not null,
+         data jsonb not null,
+         primary key (recipient_id, seq))`,
+      `create index inbox_recipient_at on ${schema}.inbox (recipient_id, at)`,
+    ]),
+    // Each kind is read on its own range (see queries.ts), so that a flood of one kind never hides another.
+    sqlMigration('inbox_002', (schema) => [`create index inbox_recipient_kind_at on ${schema}.inbox (recipient_id, kind, at, seq)`]),
   ],
   async apply(trx, schema, entries, options) {
     const rows: Array<{ recipient_id: string; seq: number; kind: InboxKind; actor_id: string; at: number; data: string }> = [];

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { execAll } from '@svc/readmodel';
+import { sqlMigration } from '@svc/readmodel';
 import { defineProjection, insertNew, insertRows } from '../projection';
 import { JOINER } from './queries';
 
@@ -15,45 +15,33 @@ export const searchProjection = defineProjection({
   name: 'search',
   canHandle: ['PostCreated', 'CitizenRegistered', 'BountyPosted', 'ActionRecorded'],
   migrations: [
-    {
-      name: 'search_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create extension if not exists pg_trgm with schema public`,
-          `create table ${schema}.search_docs (
-             kind text not null,
-             ref_id text not null,
-             text text not null,
-             seq bigint not null,
-             primary key (ref_id, kind))`,
-          // Per kind: a trigram index for rare substrings, and the newest-first index, which a common
-          // substring walks only until the page is full.
-          ...(['post', 'citizen', 'bounty', 'token'] as const).flatMap((kind) => [
-            `create index search_${kind}_trgm on ${schema}.search_docs using gin (text public.gin_trgm_ops) where kind = '${kind}'`,
-            `create index search_${kind}_newest on ${schema}.search_docs (seq desc) where kind = '${kind}'`,
-          ]),
-          `create index tags_trgm on ${schema}.tags using gin (tag public.gin_trgm_ops)`,
-        ]),
-    },
-    {
-      // Tags in the order search answers them, which a common substring walks until the page is full,
-      // as posts do with their newest-first index.
-      name: 'search_002',
-      up: (db, schema) => execAll(db, [`create index tags_most_used on ${schema}.tags (posts desc, tag)`]),
-    },
-    {
-      // The trigram index of the text with its spaces joined (queries.ts, JOINER), so that a phrase is looked up
-      // where its words meet. It replaces the index of the text as it is, which no query uses any more.
-      name: 'search_003',
-      up: (db, schema) =>
-        execAll(
-          db,
-          (['post', 'citizen', 'bounty', 'token'] as const).flatMap((kind) => [
-            `drop index if exists ${schema}.search_${kind}_trgm`,
-            `create index search_${kind}_joined_trgm on ${schema}.search_docs using gin (translate(text, ' ', '${JOINER}') public.gin_trgm_ops) where kind = '${kind}'`,
-          ]),
-        ),
-    },
+    sqlMigration('search_001', (schema) => [
+      `create extension if not exists pg_trgm with schema public`,
+      `create table ${schema}.search_docs (
+         kind text not null,
+         ref_id text not null,
+         text text not null,
+         seq bigint not null,
+         primary key (ref_id, kind))`,
+      // Per kind: a trigram index for rare substrings, and the newest-first index, which a common
+      // substring walks only until the page is full.
+      ...(['post', 'citizen', 'bounty', 'token'] as const).flatMap((kind) => [
+        `create index search_${kind}_trgm on ${schema}.search_docs using gin (text public.gin_trgm_ops) where kind = '${kind}'`,
+        `create index search_${kind}_newest on ${schema}.search_docs (seq desc) where kind = '${kind}'`,
+      ]),
+      `create index tags_trgm on ${schema}.tags using gin (tag public.gin_trgm_ops)`,
+    ]),
+    // Tags in the order search answers them, which a common substring walks until the page is full,
+    // as posts do with their newest-first index.
+    sqlMigration('search_002', (schema) => [`create index tags_most_used on ${schema}.tags (posts desc, tag)`]),
+    // The trigram index of the text with its spaces joined (queries.ts, JOINER), so that a phrase is looked up
+    // where its words meet. It replaces the index of the text as it is, which no query uses any more.
+    sqlMigration('search_003', (schema) =>
+      (['post', 'citizen', 'bounty', 'token'] as const).flatMap((kind) => [
+        `drop index if exists ${schema}.search_${kind}_trgm`,
+        `create index search_${kind}_joined_trgm on ${schema}.search_docs using gin (translate(text, ' ', '${JOINER}') public.gin_trgm_ops) where kind = '${kind}'`,
+      ]),
+    ),
   ],
   async apply(trx, schema, entries, options) {
     const rows: Array<{ kind: SearchKind; ref_id: string; text: string; seq: number }> = [];

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { execAll } from '@svc/readmodel';
+import { sqlMigration } from '@svc/readmodel';
 import { defineProjection, insertRows } from '../projection';
 import { actionDetails, mintsOf } from './tokens.projection';
 
@@ -12,19 +12,15 @@ export const agentMintsProjection = defineProjection({
   name: 'agent_mints',
   canHandle: ['ActionRecorded'],
   migrations: [
-    {
-      name: 'agent_mints_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.agent_mints (
-             agent_id text not null,
-             mint text not null,
-             last_seq bigint not null,
-             primary key (agent_id, mint))`,
-          `create index agent_mints_by_mint on ${schema}.agent_mints (mint, last_seq desc)`,
-          `create index agent_mints_recent on ${schema}.agent_mints (last_seq desc)`,
-        ]),
-    },
+    sqlMigration('agent_mints_001', (schema) => [
+      `create table ${schema}.agent_mints (
+         agent_id text not null,
+         mint text not null,
+         last_seq bigint not null,
+         primary key (agent_id, mint))`,
+      `create index agent_mints_by_mint on ${schema}.agent_mints (mint, last_seq desc)`,
+      `create index agent_mints_recent on ${schema}.agent_mints (last_seq desc)`,
+    ]),
   ],
   async apply(trx, schema, entries) {
     // One row per pair in a statement: PostgreSQL refuses to upsert a row twice in one command.

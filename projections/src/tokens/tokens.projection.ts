@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { ActionRecordedData, EntryOf } from '@svc/domain';
-import { execAll } from '@svc/readmodel';
+import { sqlMigration } from '@svc/readmodel';
 import { defineProjection, insertRows, unnestRows } from '../projection';
 
 /** SOL on the ledger's swap records: the wrapped-SOL mint. */
@@ -83,46 +83,42 @@ export const tokensProjection = defineProjection({
   name: 'tokens',
   canHandle: ['ActionRecorded'],
   migrations: [
-    {
-      name: 'tokens_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.tokens (
-             mint text primary key,
-             seq bigint not null unique,
-             agent_id text not null,
-             wallet text not null,
-             signature text not null,
-             bonding_curve text,
-             creator text,
-             name text not null,
-             symbol text not null,
-             description text,
-             image text,
-             metadata_uri text,
-             links jsonb not null,
-             mayhem boolean not null,
-             holder_reward boolean not null,
-             dev_buy jsonb not null,
-             fee_share_status text not null,
-             fee_share_shares jsonb not null,
-             fee_share_signature text,
-             deployed_at bigint not null,
-             buys integer not null default 0,
-             sells integer not null default 0,
-             buy_volume_sol double precision not null default 0,
-             sell_volume_sol double precision not null default 0,
-             last_trade_at bigint,
-             trades_seq bigint not null default -1)`,
-          `create index tokens_by_agent on ${schema}.tokens (agent_id, seq desc)`,
-          `create table ${schema}.token_fee_shares (
-             mint text primary key,
-             status text not null,
-             shares jsonb not null,
-             signature text not null,
-             seq bigint not null)`,
-        ]),
-    },
+    sqlMigration('tokens_001', (schema) => [
+      `create table ${schema}.tokens (
+         mint text primary key,
+         seq bigint not null unique,
+         agent_id text not null,
+         wallet text not null,
+         signature text not null,
+         bonding_curve text,
+         creator text,
+         name text not null,
+         symbol text not null,
+         description text,
+         image text,
+         metadata_uri text,
+         links jsonb not null,
+         mayhem boolean not null,
+         holder_reward boolean not null,
+         dev_buy jsonb not null,
+         fee_share_status text not null,
+         fee_share_shares jsonb not null,
+         fee_share_signature text,
+         deployed_at bigint not null,
+         buys integer not null default 0,
+         sells integer not null default 0,
+         buy_volume_sol double precision not null default 0,
+         sell_volume_sol double precision not null default 0,
+         last_trade_at bigint,
+         trades_seq bigint not null default -1)`,
+      `create index tokens_by_agent on ${schema}.tokens (agent_id, seq desc)`,
+      `create table ${schema}.token_fee_shares (
+         mint text primary key,
+         status text not null,
+         shares jsonb not null,
+         signature text not null,
+         seq bigint not null)`,
+    ]),
   ],
   async apply(trx, schema, entries) {
     const deploys = [];

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { isReservedHandle, treasuryFlowOf } from '@svc/domain';
-import { execAll } from '@svc/readmodel';
+import { sqlMigration } from '@svc/readmodel';
 import { defineProjection, insertRows } from '../projection';
 
 const TOTALS = 'main';
@@ -15,37 +15,33 @@ export const treasuryProjection = defineProjection({
   name: 'treasury',
   canHandle: ['CitizenRegistered', 'ActionRecorded'],
   migrations: [
-    {
-      name: 'treasury_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.treasury_totals (
-             id text primary key,
-             agent_id text,
-             wallet text,
-             last_seq bigint not null,
-             fees_received_lamports numeric not null,
-             sol_spent_lamports numeric not null,
-             tokens_bought_raw numeric not null,
-             tokens_burned_raw numeric not null,
-             token_decimals integer,
-             distributions integer not null,
-             buybacks integer not null,
-             burns integer not null)`,
-          `insert into ${schema}.treasury_totals values ('${TOTALS}', null, null, -1, 0, 0, 0, 0, null, 0, 0, 0)`,
-          `create table ${schema}.treasury_actions (
-             seq bigint primary key,
-             at bigint not null,
-             action text not null,
-             signature text not null,
-             mint text,
-             received_lamports numeric not null,
-             spent_lamports numeric not null,
-             bought_raw numeric not null,
-             burned_raw numeric not null,
-             details jsonb not null)`,
-        ]),
-    },
+    sqlMigration('treasury_001', (schema) => [
+      `create table ${schema}.treasury_totals (
+         id text primary key,
+         agent_id text,
+         wallet text,
+         last_seq bigint not null,
+         fees_received_lamports numeric not null,
+         sol_spent_lamports numeric not null,
+         tokens_bought_raw numeric not null,
+         tokens_burned_raw numeric not null,
+         token_decimals integer,
+         distributions integer not null,
+         buybacks integer not null,
+         burns integer not null)`,
+      `insert into ${schema}.treasury_totals values ('${TOTALS}', null, null, -1, 0, 0, 0, 0, null, 0, 0, 0)`,
+      `create table ${schema}.treasury_actions (
+         seq bigint primary key,
+         at bigint not null,
+         action text not null,
+         signature text not null,
+         mint text,
+         received_lamports numeric not null,
+         spent_lamports numeric not null,
+         bought_raw numeric not null,
+         burned_raw numeric not null,
+         details jsonb not null)`,
+    ]),
   ],
   async apply(trx, schema, entries) {
     const s = sql.raw(schema);
