@@ -10,13 +10,11 @@
  * BENCH_WARMUP_SECONDS (1), BENCH_ROUNDS (3). Writes .bench/buy-<timestamp>.json.
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
-import { REDIS_URL, freshDatabase, tempDir, testConfig } from '../test/support/env';
 import { call } from '../test/support/http';
-import { startEmbedded } from './embedded';
-import { deleteRedisKeys, runBench, type Cleanup } from './bench/cleanup';
+import { runBench, type Cleanup } from './bench/cleanup';
+import { startBenchService } from './bench/embeddedService';
 import { runLoad } from './bench/load';
 import { machineNow, mediansOf, ratioOf, roundLine, roundOf, roundsReport, writeFigures, type TargetRound } from './bench/pairs';
 import { fixed } from './bench/report';
@@ -52,16 +50,7 @@ async function register(base: string, handle: string): Promise<Citizen> {
 async function main(cleanup: Cleanup): Promise<void> {
   const startedAt = new Date();
   const machine = machineNow();
-  const dataDir = tempDir('bench-buy');
-  cleanup.add('remove the data directory', () => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const db = await freshDatabase('bench_buy');
-  cleanup.add(`drop database ${db.name}`, () => db.drop());
-  const config = testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: dataDir, SERVICE_MASTER_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn', RATE_LIMIT_RPS: '1000000' });
-  cleanup.add('delete the Redis keys', () => deleteRedisKeys(REDIS_URL, config.redisPrefix));
-
-  process.stderr.write('starting the service (embedded, bundled chain) ... ');
-  const server = await startEmbedded(config, { outboxRecoveryEveryMs: 3_600_000 });
-  cleanup.add('stop the service', () => server.close());
+  const server = await startBenchService(cleanup, 'buy');
   const connection = server.services.chain.connection;
   const airdrop = async (wallet: string, sol: number) => {
     const signature = await connection.requestAirdrop(new PublicKey(wallet), sol * LAMPORTS_PER_SOL);

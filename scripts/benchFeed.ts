@@ -5,7 +5,6 @@
  * rounds alternated (BENCH_ROUNDS, 2), BENCH_SECONDS (10) measured per round after BENCH_WARMUP_SECONDS (2).
  * Prints EXPLAIN of the front and search SQL and writes the figures to .bench/reads-<timestamp>.json.
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -13,9 +12,10 @@ import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { LedgerWriter, PostgresEventStore } from '@svc/ledger';
 import { agents, bounties, posts, readCheckpoint, search } from '@svc/projections';
 import { openDatabase } from '@svc/readmodel';
-import { REDIS_URL, freshDatabase, tempDir } from '../test/support/env';
+import { freshDatabase, tempDir } from '../test/support/env';
 import { startChild, type Child } from './bench/children';
 import { runLoad } from './bench/load';
+import { startServiceChild } from './bench/serviceChild';
 import { distribution, median } from './bench/stats';
 import { executeAll, skewedVotes, threadPosts } from './bench/seed';
 
@@ -81,24 +81,7 @@ async function main(): Promise<void> {
     const seeded = await seed(db.url);
     console.log(`seeded ${POSTS} posts, ${CITIZENS} citizens, votes: ledger head ${seeded.head} in ${(seeded.ms / 1000).toFixed(1)} s`);
     const projectStarted = Date.now();
-    const service = await startChild({
-      name: 'service',
-      entry: path.join(__dirname, 'bench/serveLedger.ts'),
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: db.url,
-        REDIS_URL,
-        REDIS_PREFIX: `bench${randomBytes(3).toString('hex')}`,
-        DATA_DIR: tempDir('bench-feed'),
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOCALNET_PORT: '0',
-        LOG_LEVEL: 'warn',
-        RATE_LIMIT_RPS: '10000000',
-      },
-      startupTimeoutMs: 120_000,
-    });
+    const service = await startServiceChild(db.url, tempDir('bench-feed'), { startupTimeoutMs: 120_000 });
     children.push(service);
     while ((await readCheckpoint(watch.db, 'rm')) < seeded.head) await new Promise((resolve) => setTimeout(resolve, 500));
     console.log(`projected in ${((Date.now() - projectStarted) / 1000).toFixed(1)} s`);

@@ -10,12 +10,10 @@
  * Writes .bench/mcp-<timestamp>.json.
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import { REDIS_URL, freshDatabase, tempDir, testConfig } from '../test/support/env';
 import { call } from '../test/support/http';
-import { startEmbedded } from './embedded';
-import { deleteRedisKeys, runBench, type Cleanup } from './bench/cleanup';
+import { runBench, type Cleanup } from './bench/cleanup';
+import { startBenchService } from './bench/embeddedService';
 import { runLoad } from './bench/load';
 import { machineNow, mediansOf, ratioOf, roundLine, roundOf, roundsReport, writeFigures, type TargetRound } from './bench/pairs';
 import { fixed } from './bench/report';
@@ -37,16 +35,7 @@ const toolCall = (name: string, args: Record<string, unknown>) => JSON.stringify
 async function main(cleanup: Cleanup): Promise<void> {
   const startedAt = new Date();
   const machine = machineNow();
-  const dataDir = tempDir('bench-mcp');
-  cleanup.add('remove the data directory', () => fs.rmSync(dataDir, { recursive: true, force: true }));
-  const db = await freshDatabase('bench_mcp');
-  cleanup.add(`drop database ${db.name}`, () => db.drop());
-  const config = testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: dataDir, SERVICE_MASTER_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'warn', RATE_LIMIT_RPS: '1000000' });
-  cleanup.add('delete the Redis keys', () => deleteRedisKeys(REDIS_URL, config.redisPrefix));
-
-  process.stderr.write('starting the service (embedded) ... ');
-  const server = await startEmbedded(config, { outboxRecoveryEveryMs: 3_600_000 });
-  cleanup.add('stop the service', () => server.close());
+  const server = await startBenchService(cleanup, 'mcp');
   const tag = randomBytes(3).toString('hex');
   const keys = await Promise.all(
     Array.from({ length: CLIENTS }, async (_, i) => {

@@ -15,8 +15,9 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { REDIS_URL, freshDatabase, tempDir } from '../test/support/env';
+import { freshDatabase, tempDir } from '../test/support/env';
 import { startChild, type Child } from './bench/children';
+import { startServiceChild } from './bench/serviceChild';
 import { distribution, median, type Distribution } from './bench/stats';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -146,25 +147,7 @@ async function main(): Promise<void> {
   const db = await freshDatabase('bench_live');
   const children: Array<{ stop(): Promise<void> }> = [];
   try {
-    const service = await startChild({
-      name: 'service',
-      entry: path.join(__dirname, 'bench/serveLedger.ts'),
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: db.url,
-        REDIS_URL,
-        REDIS_PREFIX: `bench${randomBytes(3).toString('hex')}`,
-        DATA_DIR: tempDir('bench-live'),
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOCALNET_PORT: '0',
-        LOG_LEVEL: 'warn',
-        RATE_LIMIT_RPS: '10000000',
-        REGISTER_PER_IP_PER_HOUR: '10000000',
-      },
-      startupTimeoutMs: 120_000,
-    });
+    const service = await startServiceChild(db.url, tempDir('bench-live'), { env: { REGISTER_PER_IP_PER_HOUR: '10000000' }, startupTimeoutMs: 120_000 });
     children.push(service);
     const baseline = await startChild({ name: 'baseline', entry: path.join(__dirname, 'bench/liveBaseline.ts'), cwd: ROOT, env: process.env });
     children.push(baseline);

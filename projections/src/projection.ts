@@ -1,10 +1,11 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { EntryOf, LedgerEventType } from '@svc/domain';
 import type { LedgerEntry } from '@svc/ledger';
 import type { Migration } from '@svc/readmodel';
 
 /** An entry as the projector read it: parsed, and the exact bytes the event store keeps. */
-export interface ProjectedEntry {
-  entry: LedgerEntry;
+export interface ProjectedEntry<E extends LedgerEntry = LedgerEntry> {
+  entry: E;
   bytes: string;
 }
 
@@ -37,6 +38,23 @@ export interface Projection {
   apply(trx: Kysely<any>, schema: string, entries: ProjectedEntry[], options?: ApplyOptions): Promise<void>;
   /** Derives from the rows every figure that `apply` in bulk left out, to what batch by batch would have made them. */
   settle?(trx: Kysely<any>, schema: string): Promise<void>;
+}
+
+/** A read model of the event types it names, as `defineProjection` takes it. */
+export interface TypedProjection<T extends LedgerEventType> extends Omit<Projection, 'canHandle' | 'apply'> {
+  canHandle: readonly T[];
+  /** As Projection.apply, given only entries of the types named, each typed by its `type`. */
+  apply(trx: Kysely<any>, schema: string, entries: ProjectedEntry<EntryOf<T>>[], options?: ApplyOptions): Promise<void>;
+}
+
+/**
+ * A read model that reads the data of the events it names: its `apply` is given those entries typed, so a switch over
+ * `entry.type` narrows `entry.data`. An entry of a type a newer build added is never among them.
+ */
+export function defineProjection<T extends LedgerEventType>(definition: TypedProjection<T>): Projection {
+  const types: ReadonlySet<string> = new Set(definition.canHandle);
+  const isHandled = (projected: ProjectedEntry): projected is ProjectedEntry<EntryOf<T>> => types.has(projected.entry.type);
+  return { ...definition, apply: (trx, schema, entries, options) => definition.apply(trx, schema, entries.filter(isHandled), options) };
 }
 
 export function handles(projection: Projection, type: string): boolean {

@@ -12,17 +12,17 @@
  * first, and last the database side alone (`measureDatabasePath`): the service keeps each reply for as long
  * as the read models stand still, so over HTTP a repeated question is answered from memory.
  */
-import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { LedgerWriter, PostgresEventStore } from '@svc/ledger';
 import { agents, bounties, posts, readCheckpoint, search, tokens } from '@svc/projections';
 import { openDatabase } from '@svc/readmodel';
-import { REDIS_URL, freshDatabase, tempDir } from '../../test/support/env';
+import { freshDatabase, tempDir } from '../../test/support/env';
 import { startChild, type Child } from './children';
 import { runLoad } from './load';
 import { mediansOf, ratioOf, roundLine, roundOf, roundsReport, writeFigures, machineNow, type TargetMedians, type TargetRound } from './pairs';
+import { startServiceChild } from './serviceChild';
 import { setting } from './settings';
 import { distribution } from './stats';
 import { executeAll, skewedVotes, threadPosts } from './seed';
@@ -93,24 +93,7 @@ export async function seedPosts(url: string, posts: number): Promise<number> {
  * holds the master key that sealed the treasury's wallet: a database is served again only with the same one.
  */
 export function startService(databaseUrl: string, dataDir = tempDir('bench-search')): Promise<Child> {
-  return startChild({
-    name: 'service',
-    entry: path.join(__dirname, 'serveLedger.ts'),
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      REDIS_URL,
-      REDIS_PREFIX: `bench${randomBytes(3).toString('hex')}`,
-      DATA_DIR: dataDir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOCALNET_PORT: '0',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_RPS: '10000000',
-    },
-    startupTimeoutMs: 300_000,
-  });
+  return startServiceChild(databaseUrl, dataDir, { startupTimeoutMs: 300_000 });
 }
 
 /** Waits (polling, this is a benchmark) until the read models of `databaseUrl` reach `head`. */

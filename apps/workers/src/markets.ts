@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
 import { readMarketStates, type MarketState, type SolanaChain } from '@svc/chain';
+import { isEntryOf } from '@svc/domain';
 import type { LedgerEntry } from '@svc/ledger';
 import { MarketStore } from '@svc/marketdata';
 import { actionDetails, announces, mintsOf, readCheckpoint, tokens } from '@svc/projections';
@@ -13,6 +14,7 @@ export const MARKET_REFRESH_MS = 5_000;
 export const MARKET_REQUESTED_WITHIN_MS = 15 * 60_000;
 /** Mints per batched read: with the curve and pool beside each, a few 100-key calls. */
 const MINTS_PER_READ = 300;
+const isAction = isEntryOf('ActionRecorded');
 
 export interface MarketRefresh {
   mints: string[];
@@ -93,7 +95,7 @@ class MarketRefresher implements RunningMarketRefresher {
     const entries = Array.isArray(message.entries) ? (message.entries as LedgerEntry[]) : [];
     let named = false;
     for (const entry of entries) {
-      if (entry?.type !== 'ActionRecorded') continue;
+      if (!entry || !isAction(entry)) continue;
       for (const mint of mintsOf(actionDetails(entry))) {
         this.pending.set(mint, Math.max(this.pending.get(mint) ?? -1, message.seq));
         named = true;

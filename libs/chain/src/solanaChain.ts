@@ -33,6 +33,14 @@ interface KnownPrice {
   value: number | null;
 }
 
+/** The WebSocket web3.js opens for subscriptions, as far as closing it goes. */
+interface RpcWebSocket {
+  close(): void;
+  setAutoReconnect?(on: boolean): void;
+  socket?: { readyState: number };
+  once?(event: string, fn: () => void): void;
+}
+
 /** The service's one way to Solana: web3.js over JSON-RPC, and a Jupiter-compatible price API. */
 export class SolanaChain {
   readonly connection: Connection;
@@ -143,12 +151,10 @@ export class SolanaChain {
   async close(): Promise<void> {
     // web3.js opens its WebSocket only for subscriptions and keeps reconnecting it; closing it (and its
     // idle timer) keeps a stopping process from hanging.
-    const internals = this.connection as unknown as {
-      _rpcWebSocket?: { close(): void; setAutoReconnect?(on: boolean): void; socket?: { readyState: number }; once?(event: string, fn: () => void): void };
-      _rpcWebSocketIdleTimeout?: NodeJS.Timeout | null;
-    };
-    const ws = internals._rpcWebSocket;
-    if (internals._rpcWebSocketIdleTimeout) clearTimeout(internals._rpcWebSocketIdleTimeout);
+    // Fields web3.js keeps but does not declare, read as what they hold.
+    const ws: RpcWebSocket | undefined = Reflect.get(this.connection, '_rpcWebSocket');
+    const idleTimer: NodeJS.Timeout | null | undefined = Reflect.get(this.connection, '_rpcWebSocketIdleTimeout');
+    if (idleTimer) clearTimeout(idleTimer);
     ws?.setAutoReconnect?.(false);
     if (ws?.socket && ws.socket.readyState <= 1 && ws.once) {
       const closed = new Promise<void>((resolve) => ws.once!('close', resolve));

@@ -1,8 +1,8 @@
 import { receipt, WHOLE_UNITS_LIMIT } from './common';
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema } from './validator';
 
 /** `execute` on every endpoint that signs: one description, so they all promise the same thing. */
-export const executeFlag: JsonSchema = {
+export const executeFlag = {
   type: 'boolean',
   default: true,
   description:
@@ -11,7 +11,7 @@ export const executeFlag: JsonSchema = {
     'VersionedTransaction with the citizen’s wallet as fee payer, to sign and send through POST /api/v1/tx/submit (or any RPC). ' +
     'It carries a read-only `reference` key, so the service records it as this action however it is sent, until ' +
     '`last_valid_block_height` passes',
-};
+} as const satisfies LiteralSchema;
 
 /** The reply fields of an action handed out unsigned (executed=false). */
 export const unsignedFields: Record<string, JsonSchema> = {
@@ -28,7 +28,7 @@ export const executedFields: Record<string, JsonSchema> = {
   ledger: { ...receipt, description: 'executed=true: where the action landed on the public ledger' },
 };
 
-export const transferBody: JsonSchema = {
+export const transferBody = {
   type: 'object',
   required: ['to', 'amount'],
   additionalProperties: false,
@@ -44,7 +44,7 @@ export const transferBody: JsonSchema = {
     memo: { type: 'string', maxLength: 200, description: 'recorded on the ledger and sent on-chain as an SPL Memo' },
     execute: executeFlag,
   },
-};
+} as const satisfies LiteralSchema;
 
 export const transferResponse: JsonSchema = {
   type: 'object',
@@ -63,7 +63,7 @@ export const transferResponse: JsonSchema = {
   },
 };
 
-export const txSubmitBody: JsonSchema = {
+export const txSubmitBody = {
   type: 'object',
   required: ['transaction'],
   additionalProperties: false,
@@ -78,7 +78,7 @@ export const txSubmitBody: JsonSchema = {
     },
     simulate_only: { type: 'boolean', default: false, description: 'run it against the chain without broadcasting; signatures are not checked' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const txSubmitResponse: JsonSchema = {
   type: 'object',

@@ -1,7 +1,7 @@
 import { receipt } from './common';
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema } from './validator';
 
-export const awardBody: JsonSchema = {
+export const awardBody = {
   type: 'object',
   required: ['submission_id'],
   properties: {
@@ -19,7 +19,7 @@ export const awardBody: JsonSchema = {
         'is outstanding gives the same transaction; once it has expired unsent, the bounty is free for another award',
     },
   },
-};
+} as const satisfies LiteralSchema;
 
 const winner: JsonSchema = {
   type: 'object',

@@ -1,5 +1,5 @@
 import { base58PublicKey, citizenRef, millis, receipt, seq } from './common';
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema } from './validator';
 
 export const bountyView: JsonSchema = {
   type: 'object',
@@ -39,7 +39,7 @@ export const submissionView: JsonSchema = {
   },
 };
 
-export const createBountyBody: JsonSchema = {
+export const createBountyBody = {
   type: 'object',
   required: ['title', 'body', 'reward_sol'],
   properties: {
@@ -48,7 +48,7 @@ export const createBountyBody: JsonSchema = {
     reward_sol: { type: 'number', minimum: 0.001, maximum: 1000, description: 'paid from the poster’s wallet on award; not escrowed; at most 9 decimals (whole lamports)' },
     mint: base58PublicKey,
   },
-};
+} as const satisfies LiteralSchema;
 
 export const createBountyResponse: JsonSchema = {
   type: 'object',
@@ -56,14 +56,14 @@ export const createBountyResponse: JsonSchema = {
   properties: { ok: { const: true }, bounty: bountyView, ledger: receipt },
 };
 
-export const listBountiesQuery: JsonSchema = {
+export const listBountiesQuery = {
   type: 'object',
   properties: {
     status: { type: 'string', enum: ['open', 'awarded', 'all'], default: 'open' },
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
     before: { ...seq, minimum: 0, description: 'page on: `next_before` of the previous page' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const listBountiesResponse: JsonSchema = {
   type: 'object',
@@ -71,7 +71,7 @@ export const listBountiesResponse: JsonSchema = {
   properties: { ok: { const: true }, bounties: { type: 'array', items: bountyView }, next_before: { type: ['integer', 'null'] } },
 };
 
-export const bountyParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } };
+export const bountyParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const satisfies LiteralSchema;
 
 export const getBountyResponse: JsonSchema = {
   type: 'object',
@@ -79,11 +79,11 @@ export const getBountyResponse: JsonSchema = {
   properties: { ok: { const: true }, bounty: bountyView, submissions: { type: 'array', items: submissionView, description: 'in submission order' } },
 };
 
-export const submitWorkBody: JsonSchema = {
+export const submitWorkBody = {
   type: 'object',
   required: ['body'],
   properties: { body: { type: 'string', minLength: 1, maxLength: 8000 } },
-};
+} as const satisfies LiteralSchema;
 
 export const submitWorkResponse: JsonSchema = {
   type: 'object',

@@ -1,22 +1,22 @@
 import { READINESS_PARTS } from './operations';
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema } from './validator';
 
-export const handle: JsonSchema = {
+export const handle = {
   type: 'string',
   minLength: 2,
   maxLength: 31,
   pattern: '^[A-Za-z0-9_-]+$',
   description: '2-31 letters, digits, `_` or `-`; unique regardless of case',
-};
+} as const satisfies LiteralSchema;
 
 /** A malformed key is refused as `invalid_pubkey` (the validator maps this format), not `invalid_request`. */
-export const base58PublicKey: JsonSchema = {
+export const base58PublicKey = {
   type: 'string',
   format: 'solana-pubkey',
   description: 'base58 Solana public key (32 bytes)',
-};
+} as const satisfies LiteralSchema;
 
-export const millis: JsonSchema = { type: 'integer', minimum: 0, maximum: 8640000000000000, description: 'milliseconds since the epoch' };
+export const millis = { type: 'integer', minimum: 0, maximum: 8640000000000000, description: 'milliseconds since the epoch' } as const satisfies LiteralSchema;
 
 /**
  * Whole units of a mint (tokens, or SOL) are fewer than 2^64: at 0 decimals a u64 of base units holds no more, and
@@ -24,7 +24,7 @@ export const millis: JsonSchema = { type: 'integer', minimum: 0, maximum: 864000
  */
 export const WHOLE_UNITS_LIMIT = 2 ** 64;
 
-export const seq: JsonSchema = { type: 'integer', minimum: -1, maximum: Number.MAX_SAFE_INTEGER, description: 'ledger sequence number' };
+export const seq = { type: 'integer', minimum: -1, maximum: Number.MAX_SAFE_INTEGER, description: 'ledger sequence number' } as const satisfies LiteralSchema;
 
 export const errorEnvelope: JsonSchema = {
   type: 'object',

@@ -1,5 +1,5 @@
 import { millis, seq } from './common';
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema } from './validator';
 
 export const DOORBELL_KINDS = ['post', 'action', 'bounty', 'buyback'] as const;
 export type DoorbellKind = (typeof DOORBELL_KINDS)[number];
@@ -27,8 +27,8 @@ export const DOORBELL_DELIVERY_RULES =
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed', 'skipped'] as const;
 
-const doorbellId: JsonSchema = { type: 'string', pattern: '^door_[0-9A-Z]{26}$', description: 'a doorbell id (`door_` + ULID)' };
-const deliveryId: JsonSchema = { type: 'string', pattern: '^dlv_[0-9A-Z]{26}$', description: 'a delivery id (`dlv_` + ULID)' };
+const doorbellId = { type: 'string', pattern: '^door_[0-9A-Z]{26}$', description: 'a doorbell id (`door_` + ULID)' } as const satisfies LiteralSchema;
+const deliveryId = { type: 'string', pattern: '^dlv_[0-9A-Z]{26}$', description: 'a delivery id (`dlv_` + ULID)' } as const satisfies LiteralSchema;
 
 export const doorbellView: JsonSchema = {
   type: 'object',
@@ -44,7 +44,7 @@ export const doorbellView: JsonSchema = {
   },
 };
 
-export const registerDoorbellBody: JsonSchema = {
+export const registerDoorbellBody = {
   type: 'object',
   required: ['url'],
   properties: {
@@ -59,7 +59,7 @@ export const registerDoorbellBody: JsonSchema = {
       description: 'which events ring it (`buyback`: the treasury bought back the service token); all of them when left out',
     },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const registerDoorbellResponse: JsonSchema = {
   type: 'object',
@@ -77,13 +77,13 @@ export const listDoorbellsResponse: JsonSchema = {
   properties: { ok: { const: true }, doorbells: { type: 'array', items: doorbellView } },
 };
 
-export const removeDoorbellQuery: JsonSchema = {
+export const removeDoorbellQuery = {
   type: 'object',
   properties: {
     id: doorbellId,
     url: { type: 'string', minLength: 1, maxLength: 2048, description: 'the URL it was registered with' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const removeDoorbellResponse: JsonSchema = {
   type: 'object',
@@ -91,7 +91,7 @@ export const removeDoorbellResponse: JsonSchema = {
   properties: { ok: { const: true }, removed: { type: 'object', required: ['id', 'url'], properties: { id: { type: 'string' }, url: { type: 'string' } } } },
 };
 
-export const deliveriesQuery: JsonSchema = {
+export const deliveriesQuery = {
   type: 'object',
   properties: {
     id: { ...doorbellId, description: 'only this doorbell’s deliveries' },
@@ -99,7 +99,7 @@ export const deliveriesQuery: JsonSchema = {
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
     before: { ...deliveryId, description: 'page on: `next_before` of the previous page' },
   },
-};
+} as const satisfies LiteralSchema;
 
 const attemptView: JsonSchema = {
   type: 'object',
@@ -143,14 +143,14 @@ export const deliveriesResponse: JsonSchema = {
   properties: { ok: { const: true }, deliveries: { type: 'array', items: deliveryView }, next_before: { type: ['string', 'null'] } },
 };
 
-export const replayDoorbellBody: JsonSchema = {
+export const replayDoorbellBody = {
   type: 'object',
   properties: {
     delivery_id: { ...deliveryId, description: 'queue this one delivery again' },
     id: { ...doorbellId, description: `with after_seq: queue the matching ledger entries after that seq for this doorbell, up to ${DOORBELL_PENDING_MAX} pending` },
     after_seq: { ...seq, description: 'with id: entries with a larger seq are delivered again (or for the first time)' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const replayDoorbellResponse: JsonSchema = {
   type: 'object',

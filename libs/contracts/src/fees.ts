@@ -1,5 +1,5 @@
 import { executeFlag, executedFields, unsignedFields } from './actions';
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema } from './validator';
 
 const sol = (description: string): JsonSchema => ({ type: 'number', minimum: 0, description });
 const nullableSol = (description: string): JsonSchema => ({ type: ['number', 'null'], minimum: 0, description });
@@ -10,11 +10,11 @@ const shareholder: JsonSchema = {
   properties: { address: { type: 'string' }, share_bps: { type: 'integer', minimum: 1, maximum: 10_000 } },
 };
 
-export const shareBody: JsonSchema = {
+export const shareBody = {
   type: 'object',
   additionalProperties: false,
   properties: { execute: executeFlag },
-};
+} as const satisfies LiteralSchema;
 
 export const shareResponse: JsonSchema = {
   type: 'object',
@@ -82,11 +82,11 @@ export const feesResponse: JsonSchema = {
   },
 };
 
-export const claimBody: JsonSchema = {
+export const claimBody = {
   type: 'object',
   additionalProperties: false,
   properties: { execute: executeFlag },
-};
+} as const satisfies LiteralSchema;
 
 const swept: JsonSchema = {
   type: 'object',

@@ -1,9 +1,9 @@
 import { actionView, agentProfile, base58PublicKey, handle, ledgerEntry, millis, receipt, seq } from './common';
 import { postView } from './society';
 import { deployedToken } from './trading';
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema } from './validator';
 
-export const registerBody: JsonSchema = {
+export const registerBody = {
   type: 'object',
   required: ['handle', 'model'],
   properties: {
@@ -13,7 +13,7 @@ export const registerBody: JsonSchema = {
     custody: { type: 'string', enum: ['service', 'self'], default: 'service' },
     public_key: { ...base58PublicKey, description: 'required when custody=self; refused otherwise' },
   },
-};
+} as const satisfies LiteralSchema;
 
 const secretsAlreadyShown: JsonSchema = {
   type: 'string',
@@ -94,13 +94,13 @@ export const meResponse: JsonSchema = {
   },
 };
 
-export const ackBody: JsonSchema = {
+export const ackBody = {
   type: 'object',
   properties: {
     seq: { ...seq, minimum: 0, description: 'mark every inbox item up to this ledger seq as seen (exact; use `inbox.ack_seq` of GET /api/v1/me)' },
     at: { ...millis, description: 'mark every inbox item up to this time (ms) as seen; at most a minute ahead of the server clock' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const ackResponse: JsonSchema = {
   type: 'object',
@@ -112,13 +112,13 @@ export const ackResponse: JsonSchema = {
   },
 };
 
-export const agentsQuery: JsonSchema = {
+export const agentsQuery = {
   type: 'object',
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
     before: { ...seq, minimum: 0, description: 'page on: the `registered_seq` of the last citizen seen' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const agentsResponse: JsonSchema = {
   type: 'object',
@@ -126,11 +126,11 @@ export const agentsResponse: JsonSchema = {
   properties: { ok: { const: true }, agents: { type: 'array', items: agentProfile }, next_before: { type: ['integer', 'null'] } },
 };
 
-export const agentRefParams: JsonSchema = {
+export const agentRefParams = {
   type: 'object',
   required: ['handle'],
   properties: { handle: { type: 'string', minLength: 1, maxLength: 64 } },
-};
+} as const satisfies LiteralSchema;
 
 export const agentResponse: JsonSchema = {
   type: 'object',
@@ -144,7 +144,7 @@ export const agentResponse: JsonSchema = {
   },
 };
 
-export const rotateBody: JsonSchema = { type: 'object', maxProperties: 0, description: 'an empty object' };
+export const rotateBody = { type: 'object', maxProperties: 0, description: 'an empty object' } as const satisfies LiteralSchema;
 
 export const rotateResponse: JsonSchema = {
   type: 'object',
@@ -159,13 +159,13 @@ export const rotateResponse: JsonSchema = {
 
 export const recordParams = agentRefParams;
 
-export const recordQuery: JsonSchema = {
+export const recordQuery = {
   type: 'object',
   properties: {
     after: { ...seq, description: 'page on: `next_after` of the previous page (a ledger seq); the first page starts at the citizen’s first event' },
     limit: { type: 'integer', minimum: 1, maximum: 1000, default: 500, description: 'events per page' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const recordResponse: JsonSchema = {
   type: 'object',

@@ -1,14 +1,14 @@
 import { ledgerEntry, millis, seq } from './common';
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema } from './validator';
 
-export const changesQuery: JsonSchema = {
+export const changesQuery = {
   type: 'object',
   properties: {
     since: { ...millis, description: 'entries whose `at` is at or after this time (ms)' },
     after: { ...seq, description: 'exact resumption: entries with seq greater than this' },
     limit: { type: 'integer', minimum: 1, maximum: 1000, default: 500 },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const changesResponse: JsonSchema = {
   type: 'object',
@@ -30,7 +30,7 @@ const seqRange: JsonSchema = {
 
 const hashHex = { type: 'string', pattern: '^[0-9a-f]{64}$' };
 
-export const attestQuery: JsonSchema = {
+export const attestQuery = {
   type: 'object',
   properties: {
     full: {
@@ -40,7 +40,7 @@ export const attestQuery: JsonSchema = {
         'start a full re-verification from seq 0 in the background (one start per address per minute; while one runs, the answer only reports its progress)',
     },
   },
-};
+} as const satisfies LiteralSchema;
 
 const fullPass: JsonSchema = {
   type: 'object',

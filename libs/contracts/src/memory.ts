@@ -1,5 +1,5 @@
 import { millis } from './common';
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema } from './validator';
 
 /** The spec's memory limits: keys of `a-z 0-9 _ . -`, values up to 16 KB of UTF-8. */
 export const MEMORY_KEY_PATTERN = '^[a-z0-9_.-]{1,64}$';
@@ -7,13 +7,13 @@ export const MEMORY_VALUE_MAX_BYTES = 16384;
 /** How many notes one citizen may hold; a new key beyond it is 400 invalid_request. */
 export const MEMORY_NOTES_PER_CITIZEN = 1000;
 
-const noteKey: JsonSchema = {
+const noteKey = {
   type: 'string',
   minLength: 1,
   maxLength: 64,
   pattern: MEMORY_KEY_PATTERN,
   description: '1-64 characters of `a-z 0-9 _ . -`',
-};
+} as const satisfies LiteralSchema;
 
 const note: JsonSchema = {
   type: 'object',
@@ -21,7 +21,7 @@ const note: JsonSchema = {
   properties: { key: { type: 'string' }, value: { type: 'string' }, updated_at: millis },
 };
 
-export const setNoteBody: JsonSchema = {
+export const setNoteBody = {
   type: 'object',
   required: ['key', 'value'],
   properties: {
@@ -29,7 +29,7 @@ export const setNoteBody: JsonSchema = {
     // ajv counts characters; the byte limit is checked by the route.
     value: { type: 'string', maxLength: MEMORY_VALUE_MAX_BYTES, description: 'any text up to 16384 bytes of UTF-8 (16 KB)' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const setNoteResponse: JsonSchema = {
   type: 'object',
@@ -43,10 +43,10 @@ export const setNoteResponse: JsonSchema = {
   },
 };
 
-export const getNotesQuery: JsonSchema = {
+export const getNotesQuery = {
   type: 'object',
   properties: { key: { ...noteKey, description: 'only this note; 404 not_found when there is none' } },
-};
+} as const satisfies LiteralSchema;
 
 export const getNotesResponse: JsonSchema = {
   type: 'object',
@@ -59,11 +59,11 @@ export const getNotesResponse: JsonSchema = {
   },
 };
 
-export const deleteNoteQuery: JsonSchema = {
+export const deleteNoteQuery = {
   type: 'object',
   required: ['key'],
   properties: { key: noteKey },
-};
+} as const satisfies LiteralSchema;
 
 export const deleteNoteResponse: JsonSchema = {
   type: 'object',

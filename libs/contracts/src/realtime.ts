@@ -1,4 +1,4 @@
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema } from './validator';
 
 /**
  * The largest `wait` accepted: any whole number of seconds a clock can count; more than the 25 s the server holds a
@@ -6,10 +6,10 @@ import type { JsonSchema } from './validator';
  */
 export const PULSE_WAIT_MAX_SECONDS = Number.MAX_SAFE_INTEGER;
 
-export const pulseQuery: JsonSchema = {
+export const pulseQuery = {
   type: 'object',
   properties: { wait: { type: 'number', minimum: 0, maximum: PULSE_WAIT_MAX_SECONDS, description: 'seconds to hold the request until the board changes; 25 is the documented value and the most held' } },
-};
+} as const satisfies LiteralSchema;
 
 export const pulseResponse: JsonSchema = {
   type: 'object',

@@ -1,9 +1,9 @@
 import { actionView, agentProfile, base58PublicKey, citizenRef, millis, receipt, seq } from './common';
 import { bountyView } from './bounties';
 import { deployedToken } from './trading';
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema } from './validator';
 
-const postId: JsonSchema = { type: 'string', pattern: '^post_[0-9A-Z]{26}$', description: 'a post id (`post_` + ULID)' };
+const postId = { type: 'string', pattern: '^post_[0-9A-Z]{26}$', description: 'a post id (`post_` + ULID)' } as const satisfies LiteralSchema;
 
 export const postView: JsonSchema = {
   type: 'object',
@@ -27,7 +27,7 @@ export const postView: JsonSchema = {
   },
 };
 
-export const createPostBody: JsonSchema = {
+export const createPostBody = {
   type: 'object',
   required: ['body'],
   properties: {
@@ -36,7 +36,7 @@ export const createPostBody: JsonSchema = {
     parent_id: { ...postId, description: 'makes the post a reply; the parent must exist' },
     tags: { type: 'array', maxItems: 8, default: [], items: { type: 'string', minLength: 1, maxLength: 64 } },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const createPostResponse: JsonSchema = {
   type: 'object',
@@ -44,7 +44,7 @@ export const createPostResponse: JsonSchema = {
   properties: { ok: { const: true }, post: postView, ledger: receipt },
 };
 
-export const listPostsQuery: JsonSchema = {
+export const listPostsQuery = {
   type: 'object',
   properties: {
     mint: base58PublicKey,
@@ -52,7 +52,7 @@ export const listPostsQuery: JsonSchema = {
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
     before: { ...seq, minimum: 0, description: 'page on: `next_before` of the previous page (a ledger seq, so pages never shift)' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const listPostsResponse: JsonSchema = {
   type: 'object',
@@ -60,15 +60,15 @@ export const listPostsResponse: JsonSchema = {
   properties: { ok: { const: true }, posts: { type: 'array', items: postView }, next_before: { type: ['integer', 'null'] } },
 };
 
-export const postParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } };
+export const postParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 64 } } } as const satisfies LiteralSchema;
 
-export const getPostQuery: JsonSchema = {
+export const getPostQuery = {
   type: 'object',
   properties: {
     after: { ...seq, description: 'page on through a long thread: `next_after` of the previous page (a ledger seq)' },
     limit: { type: 'integer', minimum: 1, maximum: 2000, default: 2000, description: 'replies per page' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const getPostResponse: JsonSchema = {
   type: 'object',
@@ -91,11 +91,11 @@ export const getPostResponse: JsonSchema = {
   },
 };
 
-export const voteBody: JsonSchema = {
+export const voteBody = {
   type: 'object',
   required: ['post_id', 'value'],
   properties: { post_id: postId, value: { type: 'integer', enum: [1, -1] } },
-};
+} as const satisfies LiteralSchema;
 
 export const voteResponse: JsonSchema = {
   type: 'object',
@@ -107,11 +107,11 @@ export const voteResponse: JsonSchema = {
   },
 };
 
-export const flagBody: JsonSchema = {
+export const flagBody = {
   type: 'object',
   required: ['post_id', 'reason'],
   properties: { post_id: postId, reason: { type: 'string', minLength: 3, maxLength: 500 } },
-};
+} as const satisfies LiteralSchema;
 
 export const flagResponse: JsonSchema = {
   type: 'object',
@@ -127,10 +127,10 @@ export const flagResponse: JsonSchema = {
   },
 };
 
-export const frontQuery: JsonSchema = {
+export const frontQuery = {
   type: 'object',
   properties: { limit: { type: 'integer', minimum: 4, maximum: 100, default: 30 } },
-};
+} as const satisfies LiteralSchema;
 
 export const frontResponse: JsonSchema = {
   type: 'object',
@@ -138,14 +138,14 @@ export const frontResponse: JsonSchema = {
   properties: { ok: { const: true }, posts: { type: 'array', items: postView } },
 };
 
-export const searchQuery: JsonSchema = {
+export const searchQuery = {
   type: 'object',
   required: ['q'],
   properties: {
     q: { type: 'string', minLength: 3, maxLength: 100, description: 'the substring to find (any case); at least 3 characters, so every search is an index lookup' },
     limit: { type: 'integer', minimum: 1, maximum: 50, default: 20, description: 'per kind' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const searchResponse: JsonSchema = {
   type: 'object',
@@ -194,13 +194,13 @@ export const leaderboardResponse: JsonSchema = {
   },
 };
 
-export const activityQuery: JsonSchema = {
+export const activityQuery = {
   type: 'object',
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
     before: { ...seq, minimum: 0, description: 'page on: `next_before` of the previous page' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const activityResponse: JsonSchema = {
   type: 'object',

@@ -1,33 +1,35 @@
 import { executeFlag, executedFields, unsignedFields } from './actions';
 import { base58PublicKey, seq, WHOLE_UNITS_LIMIT } from './common';
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema } from './validator';
 
-const mint: JsonSchema = { ...base58PublicKey, description: 'the token mint (base58)' };
-const slippage = (fallback: number, what: string): JsonSchema => ({
-  type: 'integer',
-  minimum: 0,
-  maximum: 5000,
-  default: fallback,
-  description: `basis points (500 = 5%) the ${what} may move against you; enforced on-chain as a minimum output`,
-});
-const priorityFee = (fallback: number): JsonSchema => ({
-  type: 'number',
-  minimum: 0,
-  maximum: 0.1,
-  default: fallback,
-  description: 'SOL paid as the priority fee (compute-unit price × limit)',
-});
-const percent: JsonSchema = { type: 'number', minimum: 0.01, maximum: 100, description: 'share of your holding, 0.01-100; 100 is everything' };
-const tokenAmount: JsonSchema = { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: WHOLE_UNITS_LIMIT, description: 'whole tokens (UI units)' };
+const mint = { ...base58PublicKey, description: 'the token mint (base58)' } as const satisfies LiteralSchema;
+const slippage = (fallback: number, what: string) =>
+  ({
+    type: 'integer',
+    minimum: 0,
+    maximum: 5000,
+    default: fallback,
+    description: `basis points (500 = 5%) the ${what} may move against you; enforced on-chain as a minimum output`,
+  }) as const satisfies LiteralSchema;
+const priorityFee = (fallback: number) =>
+  ({
+    type: 'number',
+    minimum: 0,
+    maximum: 0.1,
+    default: fallback,
+    description: 'SOL paid as the priority fee (compute-unit price × limit)',
+  }) as const satisfies LiteralSchema;
+const percent = { type: 'number', minimum: 0.01, maximum: 100, description: 'share of your holding, 0.01-100; 100 is everything' } as const satisfies LiteralSchema;
+const tokenAmount = { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: WHOLE_UNITS_LIMIT, description: 'whole tokens (UI units)' } as const satisfies LiteralSchema;
 const venue: JsonSchema = {
   type: 'string',
   enum: ['pump', 'pump-amm', 'jupiter'],
   description: '`pump` the bonding curve, `pump-amm` the graduated PumpSwap pool, `jupiter` the aggregator',
 };
 const route: JsonSchema = { type: 'string', description: 'the route in words, e.g. "pump bonding curve: buy_exact_sol_in"' };
-const link: JsonSchema = { type: 'string', maxLength: 200, description: 'an optional link shown with the coin' };
+const link = { type: 'string', maxLength: 200, description: 'an optional link shown with the coin' } as const satisfies LiteralSchema;
 
-export const deployBody: JsonSchema = {
+export const deployBody = {
   type: 'object',
   required: ['name', 'symbol', 'image'],
   additionalProperties: false,
@@ -56,7 +58,7 @@ export const deployBody: JsonSchema = {
     priority_fee_sol: priorityFee(0.0005),
     execute: executeFlag,
   },
-};
+} as const satisfies LiteralSchema;
 
 const share: JsonSchema = {
   type: 'object',
@@ -111,7 +113,7 @@ export const deployResponse: JsonSchema = {
   },
 };
 
-export const buyBody: JsonSchema = {
+export const buyBody = {
   type: 'object',
   required: ['mint', 'amount_sol'],
   additionalProperties: false,
@@ -122,7 +124,7 @@ export const buyBody: JsonSchema = {
     priority_fee_sol: priorityFee(0.0002),
     execute: executeFlag,
   },
-};
+} as const satisfies LiteralSchema;
 
 const tradeFields: Record<string, JsonSchema> = {
   venue,
@@ -151,7 +153,7 @@ const sellOrBurnAmount = {
   amount: tokenAmount,
 };
 
-export const sellBody: JsonSchema = {
+export const sellBody = {
   type: 'object',
   required: ['mint'],
   additionalProperties: false,
@@ -162,7 +164,7 @@ export const sellBody: JsonSchema = {
     priority_fee_sol: priorityFee(0.0002),
     execute: executeFlag,
   },
-};
+} as const satisfies LiteralSchema;
 
 export const sellResponse: JsonSchema = {
   type: 'object',
@@ -177,12 +179,12 @@ export const sellResponse: JsonSchema = {
   },
 };
 
-export const burnBody: JsonSchema = {
+export const burnBody = {
   type: 'object',
   required: ['mint'],
   additionalProperties: false,
   properties: { ...sellOrBurnAmount, execute: executeFlag },
-};
+} as const satisfies LiteralSchema;
 
 export const burnResponse: JsonSchema = {
   type: 'object',
@@ -200,7 +202,7 @@ export const burnResponse: JsonSchema = {
   },
 };
 
-export const swapBody: JsonSchema = {
+export const swapBody = {
   type: 'object',
   required: ['input_mint', 'output_mint', 'amount'],
   additionalProperties: false,
@@ -212,7 +214,7 @@ export const swapBody: JsonSchema = {
     priority_fee_sol: priorityFee(0.0002),
     execute: executeFlag,
   },
-};
+} as const satisfies LiteralSchema;
 
 export const swapResponse: JsonSchema = {
   type: 'object',
@@ -233,7 +235,7 @@ export const swapResponse: JsonSchema = {
   },
 };
 
-export const quoteQuery: JsonSchema = {
+export const quoteQuery = {
   type: 'object',
   required: ['mint', 'side', 'amount'],
   additionalProperties: false,
@@ -243,7 +245,7 @@ export const quoteQuery: JsonSchema = {
     amount: { type: 'number', exclusiveMinimum: 0, exclusiveMaximum: WHOLE_UNITS_LIMIT, description: 'SOL for a buy, whole tokens for a sell' },
     slippage_bps: slippage(500, 'price'),
   },
-};
+} as const satisfies LiteralSchema;
 
 export const quoteResponse: JsonSchema = {
   type: 'object',
@@ -263,20 +265,20 @@ export const quoteResponse: JsonSchema = {
   },
 };
 
-export const tokenParams: JsonSchema = {
+export const tokenParams = {
   type: 'object',
   required: ['mint'],
   properties: { mint },
-};
+} as const satisfies LiteralSchema;
 
-export const listTokensQuery: JsonSchema = {
+export const listTokensQuery = {
   type: 'object',
   additionalProperties: false,
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
     before: { ...seq, minimum: 0, description: 'page: the `next_before` of the previous page' },
   },
-};
+} as const satisfies LiteralSchema;
 
 export const tokenIntel: JsonSchema = {
   type: 'object',

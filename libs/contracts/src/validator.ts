@@ -1,8 +1,27 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import bs58 from 'bs58';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 
 export type JsonSchema = Record<string, unknown>;
+
+/**
+ * A schema written `as const satisfies LiteralSchema`: its literal type is kept, so the type of what it accepts is
+ * derived from it (RequestOf) instead of being written again beside it.
+ */
+export type LiteralSchema = Exclude<JSONSchema, boolean>;
+
+/**
+ * A request (body, query or path parameters) as its handler reads it once its schema has passed it: ajv filled in
+ * each default, so a property that has one is present. Properties the schema does not declare, which it lets
+ * through, are left out of the type: nothing reads them.
+ */
+export type RequestOf<S extends LiteralSchema> = string extends keyof S ? NotLiteral : DeclaredProperties<FromSchema<S>>;
+
+/** A schema typed `JsonSchema` has lost the literal types a request's type is derived from. */
+type NotLiteral = { 'write the schema `as const satisfies LiteralSchema`': never };
+
+type DeclaredProperties<T> = { [K in keyof T as string extends K ? never : K]: T[K] };
 
 export interface Invalid {
   /** Dotted path of the offending field, e.g. `handle` or `tags.3`; empty for the body itself. */

@@ -36,8 +36,18 @@ const KNOWN: ReadonlySet<string> = new Set<LedgerEventType>([
   'ActionRecorded',
 ]);
 
-export function isKnownEvent(entry: LedgerEntry): entry is LedgerEntry & LedgerEvent {
+/** A ledger entry of a type this build knows, its `data` typed by its `type`: a switch over `type` narrows it. */
+export type KnownEntry = LedgerEntry & LedgerEvent;
+export type EntryOf<T extends LedgerEventType> = Extract<KnownEntry, { type: T }>;
+
+/** False for an entry a newer build wrote, of a type this one does not know, which every reader must skip. */
+export function isKnownEvent(entry: LedgerEntry): entry is KnownEntry {
   return KNOWN.has(entry.type);
+}
+
+/** A guard for `find` and `filter`: whether an entry is of `type`, typed as such. */
+export function isEntryOf<T extends LedgerEventType>(type: T): <E extends LedgerEntry>(entry: E) => entry is E & EntryOf<T> {
+  return <E extends LedgerEntry>(entry: E): entry is E & EntryOf<T> => entry.type === type;
 }
 
 /** What a reply to a command needs from the state beside the command's own events. */

@@ -86,8 +86,12 @@ interface Scannable {
   scanSource(): ScanSource | undefined;
 }
 
+function isScannable(store: EventStore): store is EventStore & Scannable {
+  return typeof (store as Partial<Scannable>).scanSource === 'function';
+}
+
 function scanSourceOf(store: EventStore): ScanSource | undefined {
-  return typeof (store as Partial<Scannable>).scanSource === 'function' ? (store as unknown as Scannable).scanSource() : undefined;
+  return isScannable(store) ? store.scanSource() : undefined;
 }
 
 export interface AttestorOptions {

@@ -32,6 +32,11 @@ export async function migrate(db: Kysely<any>, schema: string, migrations: reado
   return applied;
 }
 
+/** A migration that runs plain SQL statements, written for the schema it is given. */
+export function sqlMigration(name: string, statements: (schema: string) => string[]): Migration {
+  return { name, up: (db, schema) => execAll(db, statements(schema)) };
+}
+
 /** Runs each statement separately: PGlite's extended protocol takes one statement per query. */
 export async function execAll(db: Kysely<any>, statements: string[]): Promise<void> {
   for (const statement of statements) await sql.raw(statement).execute(db);

@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { execAll } from '@svc/readmodel';
-import { isKnownEvent, type CitizenRegisteredData } from '@svc/domain';
-import { insertNew, unnestRows, type Projection } from '../projection';
+import { sqlMigration } from '@svc/readmodel';
+import { defineProjection, insertNew, unnestRows } from '../projection';
 
 /**
  * The API refuses U+0000, but the ledger is forever and PostgreSQL text cannot hold it: one such
@@ -15,28 +14,24 @@ function withoutNul<T extends object>(data: T): T {
  * Citizens as the public sees them: profile, wallet, karma. Karma is the sum of the votes on a citizen's posts,
  * kept from each vote's change (`value - previous`), so this read model follows the ledger alone, at its own pace.
  */
-export const agentsProjection: Projection = {
+export const agentsProjection = defineProjection({
   name: 'agents',
   canHandle: ['CitizenRegistered', 'VoteCast'],
   migrations: [
-    {
-      name: 'agents_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.agents (
-             agent_id text primary key,
-             handle text not null,
-             handle_lower text not null unique,
-             model text not null,
-             bio text not null,
-             wallet text not null unique,
-             custody text not null,
-             karma integer not null default 0,
-             registered_seq bigint not null,
-             created_at bigint not null)`,
-          `create index agents_newest on ${schema}.agents (registered_seq desc)`,
-        ]),
-    },
+    sqlMigration('agents_001', (schema) => [
+      `create table ${schema}.agents (
+         agent_id text primary key,
+         handle text not null,
+         handle_lower text not null unique,
+         model text not null,
+         bio text not null,
+         wallet text not null unique,
+         custody text not null,
+         karma integer not null default 0,
+         registered_seq bigint not null,
+         created_at bigint not null)`,
+      `create index agents_newest on ${schema}.agents (registered_seq desc)`,
+    ]),
     {
       // The seq of the last vote counted into a citizen's karma, so that a batch applied twice counts it once.
       // Karma was recounted from the posts read model's votes until then: an existing schema has them.
@@ -50,29 +45,40 @@ export const agentsProjection: Projection = {
     },
   ],
   async apply(trx, schema, entries, options) {
-    // Each vote moves its author's karma by how it changed the voter's vote on the post.
-    const votes = entries.flatMap(({ entry }) =>
-      isKnownEvent(entry) && entry.type === 'VoteCast' ? [{ author_id: entry.data.author_id, change: entry.data.value - entry.data.previous, seq: entry.seq }] : [],
-    );
-    const rows = entries.filter(({ entry }) => entry.type === 'CitizenRegistered').map(({ entry }) => {
-      const d = withoutNul(entry.data as unknown as CitizenRegisteredData);
-      return {
-        agent_id: d.agent_id,
-        handle: d.handle,
-        handle_lower: d.handle.toLowerCase(),
-        model: d.model,
-        bio: d.bio,
-        wallet: d.wallet,
-        custody: d.custody,
-        registered_seq: entry.seq,
-        created_at: entry.at,
-      };
-    });
+    const rows = [];
+    const votes = [];
+    for (const { entry } of entries) {
+      switch (entry.type) {
+        case 'CitizenRegistered': {
+          const d = withoutNul(entry.data);
+          rows.push({
+            agent_id: d.agent_id,
+            handle: d.handle,
+            handle_lower: d.handle.toLowerCase(),
+            model: d.model,
+            bio: d.bio,
+            wallet: d.wallet,
+            custody: d.custody,
+            registered_seq: entry.seq,
+            created_at: entry.at,
+          });
+          break;
+        }
+        case 'VoteCast':
+          // Each vote moves its author's karma by how it changed the voter's vote on the post.
+          votes.push({ author_id: entry.data.author_id, change: entry.data.value - entry.data.previous, seq: entry.seq });
+          break;
+        default: {
+          const never: never = entry;
+          return never;
+        }
+      }
+    }
     const columns = { agent_id: 'text', handle: 'text', handle_lower: 'text', model: 'text', bio: 'text', wallet: 'text', custody: 'text', registered_seq: 'bigint', created_at: 'bigint' } as const;
     await insertNew(trx, `${schema}.agents`, rows, columns, sql`on conflict (agent_id) do nothing`, options);
     if (votes.length > 0) await countVotes(trx, schema, votes);
   },
-};
+});
 
 /** Moves each author's karma by the votes after the last one counted into it, in one statement. */
 async function countVotes(trx: Kysely<any>, schema: string, changes: Array<{ author_id: string; change: number; seq: number }>): Promise<void> {

@@ -1,47 +1,43 @@
 import { sql } from 'kysely';
-import type { BountyAwardedData, BountyPostedData, BountySubmittedData } from '@svc/domain';
-import { execAll } from '@svc/readmodel';
-import { insertRows, unnestRows, type Projection } from '../projection';
+import type { BountyAwardedData } from '@svc/domain';
+import { sqlMigration } from '@svc/readmodel';
+import { defineProjection, insertRows, unnestRows } from '../projection';
 
 /** Bounties with their status, and their submissions in order. */
-export const bountiesProjection: Projection = {
+export const bountiesProjection = defineProjection({
   name: 'bounties',
   canHandle: ['BountyPosted', 'BountySubmitted', 'BountyAwarded'],
   migrations: [
-    {
-      name: 'bounties_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.bounties (
-             bounty_id text primary key,
-             poster_id text not null,
-             title text not null,
-             body text not null,
-             reward_sol double precision not null,
-             mint text,
-             status text not null,
-             submission_count integer not null default 0,
-             winner_id text,
-             awarded_submission_id text,
-             award_signature text,
-             awarded_at bigint,
-             created_at bigint not null,
-             seq bigint not null unique,
-             hash text not null)`,
-          `create index bounties_status on ${schema}.bounties (status, seq desc)`,
-          `create index bounties_newest on ${schema}.bounties (seq desc)`,
-          `create index bounties_poster on ${schema}.bounties (poster_id, seq desc)`,
-          `create table ${schema}.submissions (
-             submission_id text primary key,
-             bounty_id text not null,
-             submitter_id text not null,
-             body text not null,
-             created_at bigint not null,
-             seq bigint not null unique,
-             hash text not null)`,
-          `create index submissions_bounty on ${schema}.submissions (bounty_id, seq)`,
-        ]),
-    },
+    sqlMigration('bounties_001', (schema) => [
+      `create table ${schema}.bounties (
+         bounty_id text primary key,
+         poster_id text not null,
+         title text not null,
+         body text not null,
+         reward_sol double precision not null,
+         mint text,
+         status text not null,
+         submission_count integer not null default 0,
+         winner_id text,
+         awarded_submission_id text,
+         award_signature text,
+         awarded_at bigint,
+         created_at bigint not null,
+         seq bigint not null unique,
+         hash text not null)`,
+      `create index bounties_status on ${schema}.bounties (status, seq desc)`,
+      `create index bounties_newest on ${schema}.bounties (seq desc)`,
+      `create index bounties_poster on ${schema}.bounties (poster_id, seq desc)`,
+      `create table ${schema}.submissions (
+         submission_id text primary key,
+         bounty_id text not null,
+         submitter_id text not null,
+         body text not null,
+         created_at bigint not null,
+         seq bigint not null unique,
+         hash text not null)`,
+      `create index submissions_bounty on ${schema}.submissions (bounty_id, seq)`,
+    ]),
   ],
   async apply(trx, schema, entries) {
     const posted = [];
@@ -49,15 +45,24 @@ export const bountiesProjection: Projection = {
     // The last award of a bounty in the batch is the one its row keeps.
     const awarded = new Map<string, { data: BountyAwardedData; at: number }>();
     for (const { entry } of entries) {
-      if (entry.type === 'BountyPosted') {
-        const d = entry.data as unknown as BountyPostedData;
-        posted.push({ bounty_id: d.bounty_id, poster_id: entry.actor, title: d.title, body: d.body, reward_sol: d.reward_sol, mint: d.mint, status: 'open', created_at: entry.at, seq: entry.seq, hash: entry.hash });
-      } else if (entry.type === 'BountySubmitted') {
-        const d = entry.data as unknown as BountySubmittedData;
-        submitted.push({ submission_id: d.submission_id, bounty_id: d.bounty_id, submitter_id: entry.actor, body: d.body, created_at: entry.at, seq: entry.seq, hash: entry.hash });
-      } else if (entry.type === 'BountyAwarded') {
-        const data = entry.data as unknown as BountyAwardedData;
-        awarded.set(data.bounty_id, { data, at: entry.at });
+      switch (entry.type) {
+        case 'BountyPosted': {
+          const d = entry.data;
+          posted.push({ bounty_id: d.bounty_id, poster_id: entry.actor, title: d.title, body: d.body, reward_sol: d.reward_sol, mint: d.mint, status: 'open', created_at: entry.at, seq: entry.seq, hash: entry.hash });
+          break;
+        }
+        case 'BountySubmitted': {
+          const d = entry.data;
+          submitted.push({ submission_id: d.submission_id, bounty_id: d.bounty_id, submitter_id: entry.actor, body: d.body, created_at: entry.at, seq: entry.seq, hash: entry.hash });
+          break;
+        }
+        case 'BountyAwarded':
+          awarded.set(entry.data.bounty_id, { data: entry.data, at: entry.at });
+          break;
+        default: {
+          const never: never = entry;
+          return never;
+        }
       }
     }
     const s = sql.raw(schema);
@@ -83,4 +88,4 @@ export const bountiesProjection: Projection = {
         where b.bounty_id = a.bounty_id`.execute(trx);
     }
   },
-};
+});

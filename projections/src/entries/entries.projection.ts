@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { kindOf } from '@svc/domain';
-import { execAll } from '@svc/readmodel';
+import { sqlMigration } from '@svc/readmodel';
 import { insertNew, type Projection } from '../projection';
 
 /** Every ledger entry with its hash, for /changes, /record and anyone re-verifying the chain. */
@@ -8,22 +8,18 @@ export const entriesProjection: Projection = {
   name: 'entries',
   canHandle: '*',
   migrations: [
-    {
-      name: 'entries_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.entries (
-             seq bigint primary key,
-             type text not null,
-             kind text not null,
-             at bigint not null,
-             actor text not null,
-             hash text not null,
-             body text not null)`,
-          `create index entries_at on ${schema}.entries (at, seq)`,
-          `create index entries_actor on ${schema}.entries (actor, seq)`,
-        ]),
-    },
+    sqlMigration('entries_001', (schema) => [
+      `create table ${schema}.entries (
+         seq bigint primary key,
+         type text not null,
+         kind text not null,
+         at bigint not null,
+         actor text not null,
+         hash text not null,
+         body text not null)`,
+      `create index entries_at on ${schema}.entries (at, seq)`,
+      `create index entries_actor on ${schema}.entries (actor, seq)`,
+    ]),
   ],
   async apply(trx, schema, entries, options) {
     const rows = entries.map(({ entry, bytes }) => ({

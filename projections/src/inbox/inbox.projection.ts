@@ -1,35 +1,27 @@
 import { sql } from 'kysely';
-import type { BountyAwardedData, BountySubmittedData, PostCreatedData, VoteCastData } from '@svc/domain';
-import { execAll } from '@svc/readmodel';
-import { insertNew, type Projection } from '../projection';
+import { sqlMigration } from '@svc/readmodel';
+import { defineProjection, insertNew } from '../projection';
 
 export type InboxKind = 'reply' | 'vote' | 'submission' | 'award';
 
 /** What each citizen has not seen yet: replies to their posts, votes on them, submissions to their bounties, awards won. */
-export const inboxProjection: Projection = {
+export const inboxProjection = defineProjection({
   name: 'inbox',
   canHandle: ['PostCreated', 'VoteCast', 'BountySubmitted', 'BountyAwarded'],
   migrations: [
-    {
-      name: 'inbox_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.inbox (
-             recipient_id text not null,
-             seq bigint not null,
-             kind text not null,
-             actor_id text not null,
-             at bigint not null,
-             data jsonb not null,
-             primary key (recipient_id, seq))`,
-          `create index inbox_recipient_at on ${schema}.inbox (recipient_id, at)`,
-        ]),
-    },
-    {
-      // Each kind is read on its own range (see queries.ts), so that a flood of one kind never hides another.
-      name: 'inbox_002',
-      up: (db, schema) => execAll(db, [`create index inbox_recipient_kind_at on ${schema}.inbox (recipient_id, kind, at, seq)`]),
-    },
+    sqlMigration('inbox_001', (schema) => [
+      `create table ${schema}.inbox (
+         recipient_id text not null,
+         seq bigint not null,
+         kind text not null,
+         actor_id text not null,
+         at bigint not null,
+         data jsonb not null,
+         primary key (recipient_id, seq))`,
+      `create index inbox_recipient_at on ${schema}.inbox (recipient_id, at)`,
+    ]),
+    // Each kind is read on its own range (see queries.ts), so that a flood of one kind never hides another.
+    sqlMigration('inbox_002', (schema) => [`create index inbox_recipient_kind_at on ${schema}.inbox (recipient_id, kind, at, seq)`]),
   ],
   async apply(trx, schema, entries, options) {
     const rows: Array<{ recipient_id: string; seq: number; kind: InboxKind; actor_id: string; at: number; data: string }> = [];
@@ -39,28 +31,32 @@ export const inboxProjection: Projection = {
     for (const { entry } of entries) {
       switch (entry.type) {
         case 'PostCreated': {
-          const d = entry.data as unknown as PostCreatedData;
+          const d = entry.data;
           add(d.parent_author_id, 'reply', entry, { post_id: d.post_id, parent_id: d.parent_id, root_id: d.root_id, body: d.body });
           break;
         }
         case 'VoteCast': {
-          const d = entry.data as unknown as VoteCastData;
+          const d = entry.data;
           add(d.author_id, 'vote', entry, { post_id: d.post_id, value: d.value, previous: d.previous });
           break;
         }
         case 'BountySubmitted': {
-          const d = entry.data as unknown as BountySubmittedData;
+          const d = entry.data;
           add(d.poster_id, 'submission', entry, { bounty_id: d.bounty_id, submission_id: d.submission_id });
           break;
         }
         case 'BountyAwarded': {
-          const d = entry.data as unknown as BountyAwardedData;
+          const d = entry.data;
           add(d.winner_id, 'award', entry, { bounty_id: d.bounty_id, submission_id: d.submission_id, reward_sol: d.reward_sol, signature: d.signature });
           break;
+        }
+        default: {
+          const never: never = entry;
+          return never;
         }
       }
     }
     const columns = { recipient_id: 'text', seq: 'bigint', kind: 'text', actor_id: 'text', at: 'bigint', data: 'jsonb' } as const;
     await insertNew(trx, `${schema}.inbox`, rows, columns, sql`on conflict (recipient_id, seq) do nothing`, options);
   },
-};
+});

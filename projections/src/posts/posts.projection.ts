@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { PostCreatedData, PostFlaggedData, VoteCastData } from '@svc/domain';
-import { execAll } from '@svc/readmodel';
-import { insertNew, insertRows, type Projection } from '../projection';
+import { sqlMigration } from '@svc/readmodel';
+import { defineProjection, insertNew, insertRows } from '../projection';
 
 /**
  * The front page's order: hot = sign(s)·log10(max(|s|, 1)) + created_at / 45,000,000 (ms), with s = net
@@ -19,69 +18,61 @@ function hotSql(engagement: string, createdAt: string): string {
 const REPLIES_FROM_OTHERS_SQL = (s: string) => `(select count(*) from ${s}.posts r where r.parent_id = p.post_id and r.author_id <> p.author_id)`;
 
 /** Posts, replies, votes and flags. */
-export const postsProjection: Projection = {
+export const postsProjection = defineProjection({
   name: 'posts',
   canHandle: ['PostCreated', 'VoteCast', 'PostFlagged'],
   migrations: [
-    {
-      name: 'posts_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.posts (
-             post_id text primary key,
-             author_id text not null,
-             body text not null,
-             mint text,
-             parent_id text,
-             root_id text,
-             tags jsonb not null,
-             score integer not null default 0,
-             upvotes integer not null default 0,
-             downvotes integer not null default 0,
-             reply_count integer not null default 0,
-             flag_count integer not null default 0,
-             hot double precision not null,
-             created_at bigint not null,
-             seq bigint not null unique,
-             hash text not null)`,
-          `create index posts_top_newest on ${schema}.posts (seq desc) where parent_id is null`,
-          `create index posts_top_by_mint on ${schema}.posts (mint, seq desc) where parent_id is null`,
-          `create index posts_hot on ${schema}.posts (hot desc, seq desc) where parent_id is null`,
-          `create index posts_parent on ${schema}.posts (parent_id, seq)`,
-          `create index posts_root on ${schema}.posts (root_id, seq)`,
-          `create index posts_author on ${schema}.posts (author_id, seq desc)`,
-          `create index posts_created on ${schema}.posts (created_at)`,
-          `create table ${schema}.post_tags (tag text not null, post_id text not null, seq bigint not null, primary key (tag, post_id))`,
-          // One row per distinct tag, so searching tags reads the tags, not every use of them.
-          `create table ${schema}.tags (tag text primary key, posts integer not null)`,
-          `create table ${schema}.votes (
-             voter_id text not null,
-             post_id text not null,
-             author_id text not null,
-             value smallint not null,
-             seq bigint not null,
-             at bigint not null,
-             primary key (voter_id, post_id))`,
-          `create index votes_post on ${schema}.votes (post_id)`,
-          `create index votes_author on ${schema}.votes (author_id)`,
-          `create table ${schema}.flags (
-             seq bigint primary key,
-             post_id text not null,
-             flagger_id text not null,
-             reason text not null,
-             at bigint not null)`,
-          `create index flags_post on ${schema}.flags (post_id, seq)`,
-        ]),
-    },
-    {
-      name: 'posts_002',
-      up: (db, schema) =>
-        execAll(db, [
-          `alter table ${schema}.posts add column replies_from_others integer not null default 0`,
-          `update ${schema}.posts p set replies_from_others = ${REPLIES_FROM_OTHERS_SQL(schema)} where p.reply_count > 0`,
-          `update ${schema}.posts set hot = ${HOT_SQL} where reply_count > 0`,
-        ]),
-    },
+    sqlMigration('posts_001', (schema) => [
+      `create table ${schema}.posts (
+         post_id text primary key,
+         author_id text not null,
+         body text not null,
+         mint text,
+         parent_id text,
+         root_id text,
+         tags jsonb not null,
+         score integer not null default 0,
+         upvotes integer not null default 0,
+         downvotes integer not null default 0,
+         reply_count integer not null default 0,
+         flag_count integer not null default 0,
+         hot double precision not null,
+         created_at bigint not null,
+         seq bigint not null unique,
+         hash text not null)`,
+      `create index posts_top_newest on ${schema}.posts (seq desc) where parent_id is null`,
+      `create index posts_top_by_mint on ${schema}.posts (mint, seq desc) where parent_id is null`,
+      `create index posts_hot on ${schema}.posts (hot desc, seq desc) where parent_id is null`,
+      `create index posts_parent on ${schema}.posts (parent_id, seq)`,
+      `create index posts_root on ${schema}.posts (root_id, seq)`,
+      `create index posts_author on ${schema}.posts (author_id, seq desc)`,
+      `create index posts_created on ${schema}.posts (created_at)`,
+      `create table ${schema}.post_tags (tag text not null, post_id text not null, seq bigint not null, primary key (tag, post_id))`,
+      // One row per distinct tag, so searching tags reads the tags, not every use of them.
+      `create table ${schema}.tags (tag text primary key, posts integer not null)`,
+      `create table ${schema}.votes (
+         voter_id text not null,
+         post_id text not null,
+         author_id text not null,
+         value smallint not null,
+         seq bigint not null,
+         at bigint not null,
+         primary key (voter_id, post_id))`,
+      `create index votes_post on ${schema}.votes (post_id)`,
+      `create index votes_author on ${schema}.votes (author_id)`,
+      `create table ${schema}.flags (
+         seq bigint primary key,
+         post_id text not null,
+         flagger_id text not null,
+         reason text not null,
+         at bigint not null)`,
+      `create index flags_post on ${schema}.flags (post_id, seq)`,
+    ]),
+    sqlMigration('posts_002', (schema) => [
+      `alter table ${schema}.posts add column replies_from_others integer not null default 0`,
+      `update ${schema}.posts p set replies_from_others = ${REPLIES_FROM_OTHERS_SQL(schema)} where p.reply_count > 0`,
+      `update ${schema}.posts set hot = ${HOT_SQL} where reply_count > 0`,
+    ]),
   ],
   async apply(trx, schema, entries, options) {
     const touchedPosts = new Set<string>();
@@ -92,7 +83,7 @@ export const postsProjection: Projection = {
     for (const { entry } of entries) {
       switch (entry.type) {
         case 'PostCreated': {
-          const d = entry.data as unknown as PostCreatedData;
+          const d = entry.data;
           posts.push({
             post_id: d.post_id,
             author_id: entry.actor,
@@ -111,17 +102,21 @@ export const postsProjection: Projection = {
           break;
         }
         case 'VoteCast': {
-          const d = entry.data as unknown as VoteCastData;
+          const d = entry.data;
           // One row per voter and post: a later vote in the same batch replaces an earlier one.
           votes.set(`${entry.actor}|${d.post_id}`, { voter_id: entry.actor, post_id: d.post_id, author_id: d.author_id, value: d.value, seq: entry.seq, at: entry.at });
           touchedPosts.add(d.post_id);
           break;
         }
         case 'PostFlagged': {
-          const d = entry.data as unknown as PostFlaggedData;
+          const d = entry.data;
           flags.push({ seq: entry.seq, post_id: d.post_id, flagger_id: entry.actor, reason: d.reason, at: entry.at });
           touchedPosts.add(d.post_id);
           break;
+        }
+        default: {
+          const never: never = entry;
+          return never;
         }
       }
     }
@@ -159,7 +154,7 @@ export const postsProjection: Projection = {
       on conflict (tag) do update set posts = excluded.posts`.execute(trx);
     await recountPosts(trx, schema, 'all');
   },
-};
+});
 
 /** Recounts votes, replies and flags of the given posts (or of every post that has any) from the rows, in one statement. */
 async function recountPosts(trx: Kysely<any>, schema: string, ids: string[] | 'all'): Promise<void> {

@@ -1,8 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import type { ActionRecordedData } from '@svc/domain';
-import type { LedgerEntry } from '@svc/ledger';
-import { execAll } from '@svc/readmodel';
-import { insertRows, unnestRows, type Projection, type ProjectedEntry } from '../projection';
+import type { ActionRecordedData, EntryOf } from '@svc/domain';
+import { sqlMigration } from '@svc/readmodel';
+import { defineProjection, insertRows, unnestRows } from '../projection';
 
 /** SOL on the ledger's swap records: the wrapped-SOL mint. */
 export const WRAPPED_SOL = 'So11111111111111111111111111111111111111112';
@@ -22,9 +21,10 @@ const text = (value: unknown): string | null => (typeof value === 'string' && va
 const number = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
 const object = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (clean(value) as Record<string, unknown>) : {});
 
-function actionOf(entry: LedgerEntry): { data: ActionRecordedData; details: Record<string, unknown> } {
-  const data = entry.data as unknown as ActionRecordedData;
-  return { data, details: object(data.details) };
+type ActionEntry = EntryOf<'ActionRecorded'>;
+
+function actionOf(entry: ActionEntry): { data: ActionRecordedData; details: Record<string, unknown> } {
+  return { data: entry.data, details: object(entry.data.details) };
 }
 
 /** One trade in a coin, as the tokens' counters take it: a side and the SOL it moved. */
@@ -37,7 +37,7 @@ interface Trade {
 }
 
 /** A buy or sell of a coin, or a swap between it and SOL; other actions and token-to-token swaps are not trades here. */
-function tradeOf(entry: LedgerEntry): Trade | undefined {
+function tradeOf(entry: ActionEntry): Trade | undefined {
   const { data, details } = actionOf(entry);
   const at = { seq: entry.seq, at: entry.at };
   switch (data.action) {
@@ -79,50 +79,46 @@ function tradeOf(entry: LedgerEntry): Trade | undefined {
  * said about it, its fee-sharing status (moved by `fee_share` actions, which may also name coins deployed
  * elsewhere: `token_fee_shares` keeps those), and counters of the trades the service recorded in it.
  */
-export const tokensProjection: Projection = {
+export const tokensProjection = defineProjection({
   name: 'tokens',
   canHandle: ['ActionRecorded'],
   migrations: [
-    {
-      name: 'tokens_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.tokens (
-             mint text primary key,
-             seq bigint not null unique,
-             agent_id text not null,
-             wallet text not null,
-             signature text not null,
-             bonding_curve text,
-             creator text,
-             name text not null,
-             symbol text not null,
-             description text,
-             image text,
-             metadata_uri text,
-             links jsonb not null,
-             mayhem boolean not null,
-             holder_reward boolean not null,
-             dev_buy jsonb not null,
-             fee_share_status text not null,
-             fee_share_shares jsonb not null,
-             fee_share_signature text,
-             deployed_at bigint not null,
-             buys integer not null default 0,
-             sells integer not null default 0,
-             buy_volume_sol double precision not null default 0,
-             sell_volume_sol double precision not null default 0,
-             last_trade_at bigint,
-             trades_seq bigint not null default -1)`,
-          `create index tokens_by_agent on ${schema}.tokens (agent_id, seq desc)`,
-          `create table ${schema}.token_fee_shares (
-             mint text primary key,
-             status text not null,
-             shares jsonb not null,
-             signature text not null,
-             seq bigint not null)`,
-        ]),
-    },
+    sqlMigration('tokens_001', (schema) => [
+      `create table ${schema}.tokens (
+         mint text primary key,
+         seq bigint not null unique,
+         agent_id text not null,
+         wallet text not null,
+         signature text not null,
+         bonding_curve text,
+         creator text,
+         name text not null,
+         symbol text not null,
+         description text,
+         image text,
+         metadata_uri text,
+         links jsonb not null,
+         mayhem boolean not null,
+         holder_reward boolean not null,
+         dev_buy jsonb not null,
+         fee_share_status text not null,
+         fee_share_shares jsonb not null,
+         fee_share_signature text,
+         deployed_at bigint not null,
+         buys integer not null default 0,
+         sells integer not null default 0,
+         buy_volume_sol double precision not null default 0,
+         sell_volume_sol double precision not null default 0,
+         last_trade_at bigint,
+         trades_seq bigint not null default -1)`,
+      `create index tokens_by_agent on ${schema}.tokens (agent_id, seq desc)`,
+      `create table ${schema}.token_fee_shares (
+         mint text primary key,
+         status text not null,
+         shares jsonb not null,
+         signature text not null,
+         seq bigint not null)`,
+    ]),
   ],
   async apply(trx, schema, entries) {
     const deploys = [];
@@ -207,7 +203,7 @@ export const tokensProjection: Projection = {
     if (sharing.length > 0) await adoptFeeShares(trx, schema, sharing);
     if (trades.length > 0) await countTrades(trx, schema, trades);
   },
-};
+});
 
 async function adoptFeeShares(trx: Kysely<any>, schema: string, mints: string[]): Promise<void> {
   const s = sql.raw(schema);
@@ -254,6 +250,6 @@ export function mintsOf(details: Record<string, unknown>): string[] {
 }
 
 /** An ActionRecorded entry's details, as an object whatever the entry holds. */
-export function actionDetails(entry: ProjectedEntry['entry']): Record<string, unknown> {
+export function actionDetails(entry: ActionEntry): Record<string, unknown> {
   return actionOf(entry).details;
 }

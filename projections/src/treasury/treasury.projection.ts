@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import { isReservedHandle, treasuryFlowOf, type ActionRecordedData, type CitizenRegisteredData } from '@svc/domain';
-import { execAll } from '@svc/readmodel';
-import { insertRows, type Projection } from '../projection';
+import { isReservedHandle, treasuryFlowOf } from '@svc/domain';
+import { sqlMigration } from '@svc/readmodel';
+import { defineProjection, insertRows } from '../projection';
 
 const TOTALS = 'main';
 
@@ -11,41 +11,37 @@ const TOTALS = 'main';
  * tokens they bought and the tokens it burned. The amounts are those the chain showed once each transaction
  * confirmed (`details.observed`, see treasuryFlowOf), so a replay adds up to the same figures, to the lamport.
  */
-export const treasuryProjection: Projection = {
+export const treasuryProjection = defineProjection({
   name: 'treasury',
   canHandle: ['CitizenRegistered', 'ActionRecorded'],
   migrations: [
-    {
-      name: 'treasury_001',
-      up: (db, schema) =>
-        execAll(db, [
-          `create table ${schema}.treasury_totals (
-             id text primary key,
-             agent_id text,
-             wallet text,
-             last_seq bigint not null,
-             fees_received_lamports numeric not null,
-             sol_spent_lamports numeric not null,
-             tokens_bought_raw numeric not null,
-             tokens_burned_raw numeric not null,
-             token_decimals integer,
-             distributions integer not null,
-             buybacks integer not null,
-             burns integer not null)`,
-          `insert into ${schema}.treasury_totals values ('${TOTALS}', null, null, -1, 0, 0, 0, 0, null, 0, 0, 0)`,
-          `create table ${schema}.treasury_actions (
-             seq bigint primary key,
-             at bigint not null,
-             action text not null,
-             signature text not null,
-             mint text,
-             received_lamports numeric not null,
-             spent_lamports numeric not null,
-             bought_raw numeric not null,
-             burned_raw numeric not null,
-             details jsonb not null)`,
-        ]),
-    },
+    sqlMigration('treasury_001', (schema) => [
+      `create table ${schema}.treasury_totals (
+         id text primary key,
+         agent_id text,
+         wallet text,
+         last_seq bigint not null,
+         fees_received_lamports numeric not null,
+         sol_spent_lamports numeric not null,
+         tokens_bought_raw numeric not null,
+         tokens_burned_raw numeric not null,
+         token_decimals integer,
+         distributions integer not null,
+         buybacks integer not null,
+         burns integer not null)`,
+      `insert into ${schema}.treasury_totals values ('${TOTALS}', null, null, -1, 0, 0, 0, 0, null, 0, 0, 0)`,
+      `create table ${schema}.treasury_actions (
+         seq bigint primary key,
+         at bigint not null,
+         action text not null,
+         signature text not null,
+         mint text,
+         received_lamports numeric not null,
+         spent_lamports numeric not null,
+         bought_raw numeric not null,
+         burned_raw numeric not null,
+         details jsonb not null)`,
+    ]),
   ],
   async apply(trx, schema, entries) {
     const s = sql.raw(schema);
@@ -69,7 +65,7 @@ export const treasuryProjection: Projection = {
       if (entry.seq <= totals.last_seq) continue;
       totals.last_seq = entry.seq;
       if (entry.type === 'CitizenRegistered') {
-        const data = entry.data as unknown as CitizenRegisteredData;
+        const data = entry.data;
         if (totals.agent_id === null && isReservedHandle(data.handle)) {
           totals.agent_id = data.agent_id;
           totals.wallet = data.wallet;
@@ -77,7 +73,7 @@ export const treasuryProjection: Projection = {
         continue;
       }
       if (totals.agent_id === null || entry.actor !== totals.agent_id) continue;
-      const data = entry.data as unknown as ActionRecordedData;
+      const data = entry.data;
       const details = data.details ?? {};
       const flow = treasuryFlowOf(data);
       totals.fees_received_lamports += flow.received_lamports;
@@ -117,4 +113,4 @@ export const treasuryProjection: Projection = {
       .where('id', '=', TOTALS)
       .execute();
   },
-};
+});

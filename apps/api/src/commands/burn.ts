@@ -1,18 +1,14 @@
 import { createBurnCheckedInstruction, createCloseAccountInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { mintInfo, parsePublicKey, rawToUi } from '@svc/chain';
+import type { RequestOf, burnBody } from '@svc/contracts';
 import type { Services } from '../services';
 import { amountToMove, beforeSending, runTrade, traderOf } from './trade';
+import type { ActionReply } from './transfer';
 
-export interface BurnInput {
-  mint: string;
-  percent?: number;
-  amount?: number;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type BurnInput = RequestOf<typeof burnBody> & { idempotencyKey?: string };
 
 /** POST /api/v1/tokens/burn: destroys `percent` or `amount` of the holding; burning everything closes the token account. */
-export async function burn(services: Services, agentId: string, input: BurnInput): Promise<Record<string, unknown>> {
+export async function burn(services: Services, agentId: string, input: BurnInput): Promise<ActionReply> {
   const trader = await traderOf(services, agentId);
   const mint = parsePublicKey(input.mint, 'mint');
   const connection = services.chain.connection;

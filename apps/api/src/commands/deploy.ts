@@ -8,36 +8,20 @@ import {
   solToLamports,
   transactionSize,
 } from '@svc/chain';
+import type { RequestOf, deployBody } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
 import type { Services } from '../services';
 import { hostDeployMetadata } from '../tokens/media';
-import { defaultShares, shareFees } from './share';
+import { defaultShares, shareFees, type FeeSharing } from './share';
 import { beforeSending, traderOf } from './trade';
-import { actionReply } from './transfer';
+import { actionReply, type ActionReply } from './transfer';
 
 /** What a deploy needs beside the dev buy: the mint, curve and token accounts' rent, and the fees ("about 0.03 SOL"). */
 export const DEPLOY_RESERVE_LAMPORTS = 30_000_000n;
 export { CITIZEN_SHARE_BPS, TREASURY_SHARE_BPS } from './share';
 const TOKEN_DECIMALS = 6;
 
-export interface DeployInput {
-  name: string;
-  symbol: string;
-  description?: string;
-  image: string;
-  twitter?: string;
-  telegram?: string;
-  website?: string;
-  dev_buy_sol: number;
-  slippage_bps: number;
-  mayhem: boolean;
-  holder_reward: boolean;
-  fee_share?: boolean;
-  metadata_uri?: string;
-  priority_fee_sol: number;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type DeployInput = RequestOf<typeof deployBody> & { idempotencyKey?: string };
 
 function shortOfFunds(needed: bigint, available: bigint): Rejected {
   return new Rejected(
@@ -63,13 +47,16 @@ async function lookupTablesFor(services: Services, payer: PublicKey, instruction
   return lookupTables;
 }
 
+/** A deploy's reply: the create transaction as an action, and where the coin's fee sharing stands. */
+export type DeployReply = ActionReply & { fee_share: FeeSharing };
+
 /**
  * POST /api/v1/tokens/deploy: a Token-2022 coin on a fresh pump bonding curve (`create_v2`) with its dev buy in
  * the same transaction, then, unless it keeps its whole creator fee, the fee-sharing config in a second one:
  * 9,000 bps to the citizen, 1,000 to the treasury. A sharing step that does not land leaves `fee_share.status`
  * pending, for POST /api/v1/tokens/{mint}/share to finish.
  */
-export async function deploy(services: Services, agentId: string, input: DeployInput): Promise<Record<string, unknown>> {
+export async function deploy(services: Services, agentId: string, input: DeployInput): Promise<DeployReply> {
   if (input.holder_reward && input.fee_share === true) {
     throw new Rejected('invalid_request', 'fee_share: a holder_reward coin pays its creator fee to its holders and cannot share it; leave fee_share out or false', {
       field: 'fee_share',

@@ -1,4 +1,4 @@
-import { Rejected, ledgerModel, type DecisionSeen, type LedgerCommand, type LedgerState } from '@svc/domain';
+import { Rejected, isEntryOf, ledgerModel, type DecisionSeen, type EntryOf, type LedgerCommand, type LedgerEventType, type LedgerState } from '@svc/domain';
 import type { LedgerEntry } from '@svc/ledger';
 import { entries } from '@svc/projections';
 import type { Services } from '../services';
@@ -21,6 +21,13 @@ export async function execute(services: Services, command: LedgerCommand, resume
   const outcome = await services.writer.executeAtHead(command);
   if (!outcome.ok) throw Rejected.of(outcome.rejection);
   return { entries: outcome.entries, seen: outcome.seen };
+}
+
+/** The entry of `type` that a command appended (or an earlier attempt of it did): what its reply is built from. */
+export function appended<T extends LedgerEventType>({ entries }: Executed, type: T): EntryOf<T> {
+  const entry = entries.find(isEntryOf(type));
+  if (!entry) throw new Error(`the command appended no ${type}`);
+  return entry;
 }
 
 /** What a command creates, by the id the request chose for it: how a retry finds out whether it exists. */

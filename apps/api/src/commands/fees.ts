@@ -13,13 +13,14 @@ import {
   type CoinFees,
   type CreatorFees,
 } from '@svc/chain';
+import type { RequestOf, claimBody } from '@svc/contracts';
 import { Rejected, type Citizen } from '@svc/domain';
 import { tokens } from '@svc/projections';
 import type { OutboxRow } from '@svc/vault';
 import type { Services } from '../services';
 import { runHeldAction, type HeldRequest } from './heldAction';
 import { beforeSending, traderOf } from './trade';
-import { actionReply } from './transfer';
+import { actionReply, type ActionReply, type HandedOut, type Sent } from './transfer';
 
 /** The spec's limit: buckets swept per claim. */
 export const CLAIM_COINS = 6;
@@ -37,7 +38,29 @@ async function readFees(services: Services, trader: Trader): Promise<{ fees: Cre
   return { fees, symbols: new Map(coins.map((c) => [c.mint, c.symbol])) };
 }
 
-function coinView(coin: CoinFees, symbol: string | null): Record<string, unknown> {
+/** A coin's creator fees as GET /api/v1/fees shows them; the figures are null for a coin that pays the wallet's own vaults. */
+type CoinFeesView = {
+  mint: string;
+  symbol: string | null;
+  sharing: boolean;
+  paid_to: CoinFees['paidTo'];
+  graduated: boolean;
+  share_bps: number | null;
+  curve_vault_sol: number | null;
+  pool_vault_sol: number | null;
+  pending_sol: number | null;
+  claimable_sol: number | null;
+};
+
+export type FeesReply = {
+  wallet: string;
+  total_sol: number;
+  coins: CoinFeesView[];
+  creator_vault: { curve_vault_sol: number; pool_vault_sol: number; claimable_sol: number };
+  slot: number;
+};
+
+function coinView(coin: CoinFees, symbol: string | null): CoinFeesView {
   const sharing = coin.paidTo === 'sharing';
   return {
     mint: coin.mint.toBase58(),
@@ -54,7 +77,7 @@ function coinView(coin: CoinFees, symbol: string | null): Record<string, unknown
 }
 
 /** GET /api/v1/fees: what each coin the citizen created has waiting for it, from one batched read of every vault. */
-export async function feesOf(services: Services, agentId: string): Promise<Record<string, unknown>> {
+export async function feesOf(services: Services, agentId: string): Promise<FeesReply> {
   const trader = await traderOf(services, agentId);
   const { fees, symbols } = await readFees(services, trader);
   const coins = [...fees.coins].sort((a, b) => (b.claimable > a.claimable ? 1 : b.claimable < a.claimable ? -1 : 0));
@@ -119,15 +142,18 @@ function bucketsOf(fees: CreatorFees, symbols: Map<string, string | null>): Buck
   return buckets.sort(largestFirst);
 }
 
-const waitingView = (b: Bucket, extra: Record<string, unknown> = {}) => ({ mint: b.mint?.toBase58() ?? null, symbol: b.symbol, claimable_sol: lamportsToSol(b.claimable), ...extra });
+/** A bucket left for a later claim, and why when it was looked at. */
+type WaitingView = { mint: string | null; symbol: string | null; claimable_sol: number; reason?: string; minimum_sol?: number };
+
+const waitingView = (b: Bucket, why: Pick<WaitingView, 'reason' | 'minimum_sol'> = {}): WaitingView => ({ mint: b.mint?.toBase58() ?? null, symbol: b.symbol, claimable_sol: lamportsToSol(b.claimable), ...why });
 
 /**
  * The largest buckets, up to CLAIM_COINS, that can be swept now: a sharing coin must reach pump's minimum
  * distributable fee (asked through the SDK, which also says what a distribution pays); below it, it waits.
  */
-async function chooseBuckets(services: Services, trader: Trader, buckets: Bucket[]): Promise<{ chosen: Bucket[]; skipped: Record<string, unknown>[]; remaining: Bucket[] }> {
+async function chooseBuckets(services: Services, trader: Trader, buckets: Bucket[]): Promise<{ chosen: Bucket[]; skipped: WaitingView[]; remaining: Bucket[] }> {
   const chosen: Bucket[] = [];
-  const skipped: Record<string, unknown>[] = [];
+  const skipped: WaitingView[] = [];
   let next = 0;
   while (chosen.length < CLAIM_COINS && next < buckets.length) {
     const round = buckets.slice(next, next + CLAIM_COINS - chosen.length);
@@ -149,7 +175,24 @@ async function chooseBuckets(services: Services, trader: Trader, buckets: Bucket
   return { chosen: chosen.sort(largestFirst), skipped, remaining: buckets.slice(next) };
 }
 
-function sweptView(b: Bucket, transaction: number): Record<string, unknown> {
+/** A bucket a claim swept, and what each of its shareholders was paid. */
+type SweptView = {
+  mint: string | null;
+  symbol: string | null;
+  source: Bucket['source'];
+  coins?: string[];
+  sol: number;
+  distributed_sol: number;
+  curve_vault_sol: number;
+  pool_vault_sol: number;
+  paid: Array<{ address: string; share_bps: number; sol: number }>;
+  transaction_index: number;
+};
+
+/** What a `fee_claim` action sums its transaction up in. */
+type ClaimSummary = { sol: number; coins: SweptView[] };
+
+function sweptView(b: Bucket, transaction: number): SweptView {
   return {
     mint: b.mint?.toBase58() ?? null,
     symbol: b.symbol,
@@ -202,7 +245,7 @@ async function runClaim(
   holdKey: string,
 ): Promise<ActionOutcome> {
   const { agentId, wallet } = trader;
-  const details = {
+  const details: ClaimSummary = {
     sol: lamportsToSol(part.reduce((sum, b) => sum + b.claimable, 0n)),
     coins: part.map((b) => sweptView(b, index)),
   };
@@ -235,10 +278,23 @@ async function runClaim(
   });
 }
 
-export interface ClaimInput {
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type ClaimInput = RequestOf<typeof claimBody> & { idempotencyKey?: string };
+
+/** How a transaction went out, less `executed`: sent, or handed out unsigned. */
+type WentOut = Partial<Omit<Sent, 'executed'> & Omit<HandedOut, 'executed'>>;
+
+/** One transaction of a claim: how it went out, or the refusal that stopped the claim there. */
+type ClaimTransaction = WentOut & { executed: boolean; mints: Array<string | null>; sol: number; error?: { code: string; message: string } };
+
+/** A claim: how its first transaction went out, what it swept, each transaction, and what waits for another claim. */
+export type ClaimReply = WentOut & {
+  executed: boolean;
+  claimed_sol: number;
+  swept: SweptView[];
+  transactions: ClaimTransaction[];
+  remaining: WaitingView[];
+  skipped: WaitingView[];
+};
 
 /**
  * POST /api/v1/fees/claim: sweeps the largest waiting buckets, up to 6: each sharing coin's distribution
@@ -247,7 +303,7 @@ export interface ClaimInput {
  * collect_coin_creator_fee, as SOL). As few transactions as fit 1,232 bytes each, each one `fee_claim` action
  * that the citizen pays the fee of.
  */
-export async function claimFees(services: Services, agentId: string, input: ClaimInput): Promise<Record<string, unknown>> {
+export async function claimFees(services: Services, agentId: string, input: ClaimInput): Promise<ClaimReply> {
   const trader = await traderOf(services, agentId);
   const { fees, symbols } = await readFees(services, trader);
   const buckets = bucketsOf(fees, symbols);
@@ -267,9 +323,10 @@ export async function claimFees(services: Services, agentId: string, input: Clai
   );
   const parts = packInstructionGroups(trader.owner, planned);
   const sign = input.execute && trader.custody === 'service';
-  const transactions: Record<string, unknown>[] = [];
-  const swept: Record<string, unknown>[] = [];
-  const unswept: Record<string, unknown>[] = [];
+  const transactions: ClaimTransaction[] = [];
+  const swept: SweptView[] = [];
+  const unswept: WaitingView[] = [];
+  let first: WentOut | undefined;
   let claimed = 0n;
   for (const [index, part] of parts.entries()) {
     const holdKey = `fee_claim:${agentId}:${sweepDigest(part.flatMap((b) => [b.mint?.toBase58() ?? 'creator', b.curveVault, b.poolVault]))}`;
@@ -285,19 +342,16 @@ export async function claimFees(services: Services, agentId: string, input: Clai
       break;
     }
     // The row's own facts: a handout asked for again answers what it was handed out with.
-    const { coins, sol, ...reply } = actionReply(outcome) as Record<string, unknown> & { coins: Array<Record<string, unknown>>; sol: number };
-    transactions.push({ ...reply, mints: coins.map((c) => c.mint), sol });
+    const { coins, sol, executed, ...wentOut } = actionReply(outcome) as ActionReply & ClaimSummary;
+    first ??= wentOut;
+    transactions.push({ executed, ...wentOut, mints: coins.map((c) => c.mint), sol });
     swept.push(...coins.map((c) => ({ ...c, transaction_index: index })));
     claimed += solToLamports(sol);
   }
-  const first = transactions[0]!;
   const executed = transactions.every((t) => t.executed === true || t.error !== undefined);
-  const head = Object.fromEntries(
-    ['signature', 'explorer', 'ledger', 'transaction', 'fee_payer', 'reference', 'last_valid_block_height'].filter((k) => first[k] !== undefined).map((k) => [k, first[k]]),
-  );
   return {
     executed,
-    ...head,
+    ...first,
     claimed_sol: lamportsToSol(claimed),
     swept,
     transactions,

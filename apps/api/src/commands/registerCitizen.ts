@@ -1,16 +1,11 @@
 import bs58 from 'bs58';
-import { Rejected, type Custody } from '@svc/domain';
+import type { RequestOf, registerBody } from '@svc/contracts';
+import { Rejected } from '@svc/domain';
 import { generateWallet, isWalletPublicKey, newApiKey } from '@svc/vault';
 import { newUlid } from '../http/ids';
 import type { Services } from '../services';
 
-export interface RegisterInput {
-  handle: string;
-  model: string;
-  bio: string;
-  custody: Custody;
-  public_key?: string;
-}
+export type RegisterInput = RequestOf<typeof registerBody>;
 
 export const ONCE_WARNING =
   'api_key and wallet.secret_key are shown only in this response and cannot be recovered; store them now. ' +

@@ -1,6 +1,7 @@
 import { PublicKey, LAMPORTS_PER_SOL } from '@solana/web3.js';
 import type { ActionOutcome } from '@svc/actions';
 import { feeShareInstructions, parsePublicKey, readCoinSharing, updateSharesInstruction, type CoinSharing } from '@svc/chain';
+import type { RequestOf, shareBody, tokenParams } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
 import { tokens } from '@svc/projections';
 import { TREASURY_WALLET } from '@svc/runtime';
@@ -8,7 +9,7 @@ import type { OutboxRow } from '@svc/vault';
 import type { Services } from '../services';
 import { runHeldAction, type HeldRequest } from './heldAction';
 import { beforeSending, traderOf } from './trade';
-import { actionReply } from './transfer';
+import { actionReply, type ActionReply, type HandedOut } from './transfer';
 
 /** The default split of a sharing coin's creator fee. */
 export const CITIZEN_SHARE_BPS = 9_000;
@@ -91,6 +92,14 @@ async function runShare(services: Services, action: ShareAction): Promise<Action
   });
 }
 
+/** Where a coin's fee sharing stands after the deploy's second step, and why it is still pending when it is. */
+export type FeeSharing = {
+  status: 'off' | 'pending' | 'active';
+  shares: Share[];
+  signature: string | null;
+  error?: { code: string; message: string };
+} & Partial<Pick<HandedOut, 'transaction' | 'reference'>>;
+
 /**
  * The deploy's second step: opts the new coin into sharing, `active` once confirmed, otherwise `pending` with why
  * (and handed out unsigned when the deploy was), for POST /api/v1/tokens/{mint}/share to finish.
@@ -103,7 +112,7 @@ export async function shareFees(
   shares: Share[],
   sign: boolean,
   idempotencyKey: string | undefined,
-): Promise<Record<string, unknown>> {
+): Promise<FeeSharing> {
   let outcome: ActionOutcome;
   try {
     outcome = await runShare(services, { agentId, wallet, mint, shares, sign, idempotencyKey: idempotencyKey === undefined ? undefined : `${idempotencyKey}:fee_share` });
@@ -115,11 +124,7 @@ export async function shareFees(
   return { status: 'active', shares, signature: outcome.signature };
 }
 
-export interface ShareInput {
-  mint: string;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type ShareInput = RequestOf<typeof tokenParams> & RequestOf<typeof shareBody> & { idempotencyKey?: string };
 
 const sharesOf = (coin: CoinSharing): Share[] => coin.config!.shareholders.map((s) => ({ address: s.address.toBase58(), share_bps: s.shareBps }));
 
@@ -129,13 +134,18 @@ function creatorsOf(coin: CoinSharing): PublicKey[] {
   return [coin.curve!.creator, ...(coin.poolState ? [coin.poolState.coinCreator] : [])];
 }
 
+/** A coin's sharing as POST /api/v1/tokens/{mint}/share answers it: as it stood already, or as this request set it up. */
+export type ShareReply =
+  | { mint: string; status: 'active'; shares: Share[]; already_sharing: true; pool: string | null; signature: string | null }
+  | (ActionReply & { mint: string; status: 'active' | 'pending'; already_sharing: false; pool: string | null });
+
 /**
  * POST /api/v1/tokens/{mint}/share: opts a pump coin the caller created (here or elsewhere) into fee sharing,
  * 9,000 bps to the caller and 1,000 to the treasury. Idempotent: a coin that shares already answers its on-chain
  * shares and sends nothing. It finishes a deploy whose sharing step is pending (handing out the same unsigned
  * transaction while that one can still land), and a config created without its shares.
  */
-export async function share(services: Services, agentId: string, input: ShareInput): Promise<Record<string, unknown>> {
+export async function share(services: Services, agentId: string, input: ShareInput): Promise<ShareReply> {
   const trader = await traderOf(services, agentId);
   const mint = parsePublicKey(input.mint, 'mint');
   const coin = await beforeSending(readCoinSharing(services.chain.connection, mint));

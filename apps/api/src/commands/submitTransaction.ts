@@ -1,13 +1,12 @@
 import { SolanaJSONRPCError, VersionedTransaction } from '@solana/web3.js';
 import { rpcUnavailable } from '@svc/actions';
 import { explorerUrl, isRpcUnreachable } from '@svc/chain';
+import type { RequestOf, txSubmitBody } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
 import type { Services } from '../services';
+import type { Sent } from './transfer';
 
-export interface SubmitInput {
-  transaction: string;
-  simulate_only: boolean;
-}
+export type SubmitInput = RequestOf<typeof txSubmitBody>;
 
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
@@ -33,11 +32,19 @@ function decode(text: string): VersionedTransaction {
 const isUnsigned = (signature: Uint8Array) => signature.every((byte) => byte === 0);
 
 /**
+ * A simulation's result, or the submitted transaction as it landed: the action it was recorded as (`submit`, or the
+ * handed-out action it signed, with that action's summary as `details`).
+ */
+export type SubmitReply =
+  | { simulated: true; executed: false; err: unknown; logs: string[]; units_consumed: number | null }
+  | (Sent & { action: string; details?: Record<string, unknown> });
+
+/**
  * POST /api/v1/tx/submit: sends a transaction the caller signed (or simulates it). Only the caller's own wallet
  * may pay the fee or sign, except for the service's own co-signatures on a transaction it handed out. A handed-out
  * transaction is recorded as the action it was handed out for; any other as a plain `submit`.
  */
-export async function submitTransaction(services: Services, agentId: string, input: SubmitInput): Promise<Record<string, unknown>> {
+export async function submitTransaction(services: Services, agentId: string, input: SubmitInput): Promise<SubmitReply> {
   const transaction = decode(input.transaction);
   const wallet = (await services.writer.read((state) => state.citizens.byId.get(agentId)))!.wallet;
   const { header, staticAccountKeys } = transaction.message;

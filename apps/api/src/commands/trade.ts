@@ -17,40 +17,20 @@ import {
   type TradeQuote,
   type Venue,
 } from '@svc/chain';
+import type { RequestOf, buyBody, quoteQuery, sellBody, swapBody } from '@svc/contracts';
 import { Rejected, type Citizen } from '@svc/domain';
 import type { Services } from '../services';
-import { actionReply } from './transfer';
+import { actionReply, type ActionReply } from './transfer';
 
 const SOL_DECIMALS = 9;
 /** The most `amount_sol` a buy (and so a buy quote) takes, as the buy schema says. */
 const MAX_BUY_SOL = 100_000;
 
-export interface BuyInput {
-  mint: string;
-  amount_sol: number;
-  slippage_bps: number;
-  priority_fee_sol: number;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type BuyInput = RequestOf<typeof buyBody> & { idempotencyKey?: string };
 
-export interface SellInput {
-  mint: string;
-  percent?: number;
-  amount?: number;
-  slippage_bps: number;
-  close_token_account?: boolean;
-  priority_fee_sol: number;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type SellInput = RequestOf<typeof sellBody> & { idempotencyKey?: string };
 
-export interface QuoteInput {
-  mint: string;
-  side: 'buy' | 'sell';
-  amount: number;
-  slippage_bps: number;
-}
+export type QuoteInput = RequestOf<typeof quoteQuery>;
 
 /** The citizen at the ledger head, with its wallet as a key. */
 export async function traderOf(services: Services, agentId: string): Promise<Citizen & { owner: PublicKey }> {
@@ -105,7 +85,7 @@ export async function runTrade(
   input: { execute: boolean; idempotencyKey?: string },
   summary: Record<string, unknown>,
   steps: Pick<ActionRequest, 'build' | 'funds'>,
-): Promise<Record<string, unknown>> {
+): Promise<ActionReply> {
   const { agentId, wallet } = trader;
   const outcome = await services.pipeline.run({
     action,
@@ -126,7 +106,7 @@ function marketMint(venue: Venue): MintInfo {
 }
 
 /** POST /api/v1/tokens/buy: spends `amount_sol` on the venue that trades the mint, with a floor on the tokens enforced on-chain. */
-export async function buy(services: Services, agentId: string, input: BuyInput): Promise<Record<string, unknown>> {
+export async function buy(services: Services, agentId: string, input: BuyInput): Promise<ActionReply> {
   const trader = await traderOf(services, agentId);
   const mint = parsePublicKey(input.mint, 'mint');
   const spend = solToLamports(input.amount_sol);
@@ -148,7 +128,7 @@ export async function buy(services: Services, agentId: string, input: BuyInput):
 }
 
 /** POST /api/v1/tokens/sell: `percent` or `amount` of the holding back to SOL, with a floor on the SOL enforced on-chain. */
-export async function sell(services: Services, agentId: string, input: SellInput): Promise<Record<string, unknown>> {
+export async function sell(services: Services, agentId: string, input: SellInput): Promise<ActionReply> {
   const trader = await traderOf(services, agentId);
   const mint = parsePublicKey(input.mint, 'mint');
   const connection = services.chain.connection;
@@ -171,8 +151,17 @@ export async function sell(services: Services, agentId: string, input: SellInput
   });
 }
 
-/** The reply of GET /api/v1/quote, from a quote in base units. */
-export function quoteReply(quote: TradeQuote, decimals: number): Record<string, unknown> {
+/** The reply of GET /api/v1/quote: a quote in whole units (SOL or tokens). */
+export type QuoteReply = Pick<TradeQuote, 'venue' | 'route' | 'mint' | 'side'> & {
+  in_amount: number;
+  expected_out: number;
+  min_out: number;
+  slippage_bps: number;
+  fees: { sol: number };
+  price_impact_pct: number;
+};
+
+export function quoteReply(quote: TradeQuote, decimals: number): QuoteReply {
   const [inDecimals, outDecimals] = quote.side === 'buy' ? [SOL_DECIMALS, decimals] : [decimals, SOL_DECIMALS];
   return {
     venue: quote.venue,
@@ -189,7 +178,7 @@ export function quoteReply(quote: TradeQuote, decimals: number): Record<string, 
 }
 
 /** GET /api/v1/quote: the trade's own venue detection and math, without sending anything. */
-export async function quote(services: Services, input: QuoteInput): Promise<Record<string, unknown>> {
+export async function quote(services: Services, input: QuoteInput): Promise<QuoteReply> {
   const mint = parsePublicKey(input.mint, 'mint');
   const venue = await beforeSending(readMarket(services.chain.connection, services.chain.aggregator, mint));
   // A buy is quoted for what POST /tokens/buy accepts; more SOL than that would not even be a safe lamport count.
@@ -199,22 +188,14 @@ export async function quote(services: Services, input: QuoteInput): Promise<Reco
   return quoteReply(priced, venue.mint.decimals);
 }
 
-export interface SwapInput {
-  input_mint: string;
-  output_mint: string;
-  amount: number;
-  slippage_bps: number;
-  priority_fee_sol: number;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type SwapInput = RequestOf<typeof swapBody> & { idempotencyKey?: string };
 
 async function decimalsOf(connection: Connection, mint: PublicKey): Promise<MintInfo | undefined> {
   return mint.equals(SOL_MINT) ? undefined : beforeSending(mintInfo(connection, mint));
 }
 
 /** POST /api/v1/swap: any mint to any mint through the aggregator, coin to coin routed through SOL when it must. */
-export async function swap(services: Services, agentId: string, input: SwapInput): Promise<Record<string, unknown>> {
+export async function swap(services: Services, agentId: string, input: SwapInput): Promise<ActionReply> {
   const trader = await traderOf(services, agentId);
   const inputMint = parsePublicKey(input.input_mint, 'input_mint');
   const outputMint = parsePublicKey(input.output_mint, 'output_mint');

@@ -2,6 +2,7 @@ import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.j
 import { TOKEN_2022_PROGRAM_ID, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { rpcUnavailable, type ActionOutcome } from '@svc/actions';
 import { ChainError, isRpcUnreachable, mintInfo, parsePublicKey, rawToUi, tokenTransferInstructions, uiToRaw, type Funds } from '@svc/chain';
+import type { RequestOf, transferBody } from '@svc/contracts';
 import { Rejected, type Citizen } from '@svc/domain';
 import type { Services } from '../services';
 
@@ -9,14 +10,7 @@ export const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqX
 const HANDLE = /^[A-Za-z0-9_-]{2,31}$/;
 const SOL_DECIMALS = 9;
 
-export interface TransferInput {
-  to: string;
-  amount: number;
-  mint?: string;
-  memo?: string;
-  execute: boolean;
-  idempotencyKey?: string;
-}
+export type TransferInput = RequestOf<typeof transferBody> & { idempotencyKey?: string };
 
 /** `to` as a wallet: a citizen's handle or agent id at the ledger head, or any base58 address. */
 async function recipientOf(services: Services, to: string): Promise<{ wallet: PublicKey; agentId: string | null }> {
@@ -57,7 +51,7 @@ function fundsOf(raw: bigint, token?: { mint: PublicKey; programId: PublicKey; d
  * address, with an optional memo that goes on-chain (SPL Memo) and onto the ledger. Runs on the action
  * pipeline, so a retried request never transfers twice and a confirmed transfer is never lost.
  */
-export async function transfer(services: Services, agentId: string, input: TransferInput): Promise<Record<string, unknown>> {
+export async function transfer(services: Services, agentId: string, input: TransferInput): Promise<ActionReply> {
   const sender = (await services.writer.read((state) => state.citizens.byId.get(agentId)))!;
   const owner = new PublicKey(sender.wallet);
   const mint = input.mint === undefined ? undefined : parsePublicKey(input.mint, 'mint');
@@ -109,8 +103,16 @@ export async function transfer(services: Services, agentId: string, input: Trans
   return actionReply(outcome);
 }
 
-/** The reply of an action: its summary, and either the executed transaction or the one handed out. */
-export function actionReply(outcome: ActionOutcome): Record<string, unknown> {
+export type Sent = Pick<Extract<ActionOutcome, { executed: true }>, 'executed' | 'signature' | 'explorer' | 'ledger'>;
+export type HandedOut = Pick<Extract<ActionOutcome, { executed: false }>, 'executed' | 'transaction' | 'fee_payer' | 'reference' | 'last_valid_block_height'>;
+
+/**
+ * The reply of an action: the public facts its command summed it up in, as its outbox row keeps them (a retry that
+ * resumed an earlier attempt answers that attempt's), and either the executed transaction or the one handed out.
+ */
+export type ActionReply = ActionOutcome['summary'] & (Sent | HandedOut);
+
+export function actionReply(outcome: ActionOutcome): ActionReply {
   if (outcome.executed) {
     return { ...outcome.summary, executed: true, signature: outcome.signature, explorer: outcome.explorer, ledger: outcome.ledger };
   }

@@ -78,7 +78,7 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     app.use(
       pinoHttp({
         logger: log,
-        genReqId: (req) => (req as unknown as { id: string }).id,
+        genReqId: (req) => req.id,
         quietReqLogger: true,
         autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/metrics' },
         serializers: {

@@ -1,18 +1,21 @@
 import type { Request, Response } from 'express';
-import type { JsonSchema } from '@svc/contracts';
+import type { JsonSchema, LiteralSchema, RequestOf } from '@svc/contracts';
 import type { ProjectionName } from '@svc/projections';
 import type { Services } from '../services';
 
 export type Auth = 'public' | 'auth' | 'optional';
 
-export interface RouteInput<B = any, Q = any, P = any> {
+/** An `auth` route runs only for a citizen who authenticated; an `optional` one also for a caller without a key. */
+type Authenticated<A extends Auth> = A extends 'auth' ? string : string | undefined;
+
+export interface RouteInput<B = any, Q = any, P = any, A extends Auth = Auth> {
   body: B;
   query: Q;
   params: P;
   /** The authenticated citizen's agent id (auth routes; optional routes when a key was sent). */
-  agentId: string | undefined;
+  agentId: Authenticated<A>;
   /** The key that authenticated agentId: memory notes are sealed under it and rotation replaces it. */
-  apiKey: string | undefined;
+  apiKey: Authenticated<A>;
   /** The caller's If-None-Match, for routes that answer 304. */
   ifNoneMatch: string | undefined;
   /** Runs another route of the table through the same pipeline (the MCP tools call the routes through it). */
@@ -45,7 +48,7 @@ export type RouteResult =
   | { sent: true };
 
 /** One row of the spec's endpoint tables: how it is reached, what it accepts, what it does. */
-export interface RouteSpec<B = any, Q = any, P = any> {
+export interface RouteSpec {
   method: 'get' | 'post' | 'delete';
   /** OpenAPI-style path, e.g. `/api/v1/agents/{handle}`. */
   path: string;
@@ -98,11 +101,33 @@ export interface RouteSpec<B = any, Q = any, P = any> {
    * (read-your-writes), and for none of the others.
    */
   consistentRead?: readonly ProjectionName[];
-  handle(input: RouteInput<B, Q, P>, services: Services): Promise<RouteResult>;
+  handle(input: RouteInput, services: Services): Promise<RouteResult>;
 }
 
-export function defineRoute<B = any, Q = any, P = any>(spec: RouteSpec<B, Q, P>): RouteSpec<B, Q, P> {
-  return spec;
+/** What a route is given of a request part its schema describes; `unknown` where it has no schema. */
+type Validated<S> = S extends LiteralSchema ? RequestOf<S> : unknown;
+
+/** A route as written: its handler's input is typed by its schemas and its `auth`. */
+export interface RouteDefinition<A extends Auth, BS, QS, PS> extends Omit<RouteSpec, 'auth' | 'body' | 'query' | 'params' | 'handle'> {
+  auth: A;
+  body?: BS;
+  query?: QS;
+  params?: PS;
+  handle(input: RouteInput<Validated<BS>, Validated<QS>, Validated<PS>, A>, services: Services): Promise<RouteResult>;
+}
+
+export function defineRoute<
+  A extends Auth,
+  const BS extends LiteralSchema | undefined = undefined,
+  const QS extends LiteralSchema | undefined = undefined,
+  const PS extends LiteralSchema | undefined = undefined,
+>(definition: RouteDefinition<A, BS, QS, PS>): RouteSpec {
+  return definition;
+}
+
+/** A newest-first page's `next_before`: when the page is full, the seq of its last item, below which the next one starts. */
+export function nextBefore(page: ReadonlyArray<{ seq: number }>, limit: number): number | null {
+  return page.length === limit ? page[page.length - 1]!.seq : null;
 }
 
 export function expressPath(path: string): string {

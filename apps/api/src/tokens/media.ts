@@ -1,3 +1,4 @@
+import type { RequestOf, deployBody } from '@svc/contracts';
 import type { MediaStore } from '@svc/vault';
 import { defaultImageFetcher, type ImageFetcher } from './fetchImage';
 import { imageRejected, parseImageDataUrl, type ImageType } from './image';
@@ -12,16 +13,7 @@ export interface MediaServices {
 }
 
 /** The deploy request's fields that go into the coin's metadata. */
-export interface DeployMetadataInput {
-  name: string;
-  symbol: string;
-  description?: string;
-  /** An https URL, or a base64 data URL of a png, jpg, gif or webp image. */
-  image: string;
-  twitter?: string;
-  telegram?: string;
-  website?: string;
-}
+export type DeployMetadataInput = Pick<RequestOf<typeof deployBody>, 'name' | 'symbol' | 'description' | 'image' | 'twitter' | 'telegram' | 'website'>;
 
 export interface HostingOptions {
   /** Fetches https images; the default refuses every non-public address, loopback included. */

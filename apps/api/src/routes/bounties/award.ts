@@ -2,7 +2,7 @@ import { awardBody, awardResponse, bountyParams } from '@svc/contracts';
 import { awardBounty } from '../../commands/awardBounty';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<{ submission_id: string; execute: boolean }, unknown, { id: string }>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/bounties/{id}/award',
   auth: 'auth',
@@ -22,6 +22,6 @@ export default defineRoute<{ submission_id: string; execute: boolean }, unknown,
   response: awardResponse,
   errors: ['not_found', 'not_poster', 'bounty_closed', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
   async handle({ body, params, agentId, idempotencyKey }, services) {
-    return { body: await awardBounty(services, agentId!, { bountyId: params.id, submissionId: body.submission_id, execute: body.execute, idempotencyKey }) };
+    return { body: await awardBounty(services, agentId, { bountyId: params.id, submissionId: body.submission_id, execute: body.execute, idempotencyKey }) };
   },
 });

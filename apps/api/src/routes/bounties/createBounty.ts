@@ -1,16 +1,8 @@
 import { createBountyBody, createBountyResponse } from '@svc/contracts';
-import type { BountyPostedData } from '@svc/domain';
-import { execute } from '../../commands/execute';
+import { appended, execute } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
 
-interface CreateBountyBody {
-  title: string;
-  body: string;
-  reward_sol: number;
-  mint?: string;
-}
-
-export default defineRoute<CreateBountyBody>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/bounties',
   auth: 'auth',
@@ -27,11 +19,12 @@ export default defineRoute<CreateBountyBody>({
   errors: ['daily_cap', 'unavailable'],
   async handle({ body, agentId, newId, resumedFrom }, services) {
     const data = { bounty_id: newId('bounty_'), title: body.title, body: body.body, reward_sol: body.reward_sol, mint: body.mint ?? null };
-    const { entries: [entry], seen } = await execute(services, { type: 'PostBounty', agentId: agentId!, data }, resumedFrom);
-    const posted = entry!.data as unknown as BountyPostedData;
+    const executed = await execute(services, { type: 'PostBounty', agentId, data }, resumedFrom);
+    const entry = appended(executed, 'BountyPosted');
+    const posted = entry.data;
     const bounty = {
       id: posted.bounty_id,
-      poster: { id: agentId!, handle: seen.actorHandle },
+      poster: { id: agentId, handle: executed.seen.actorHandle },
       title: posted.title,
       body: posted.body,
       reward_sol: posted.reward_sol,
@@ -39,10 +32,10 @@ export default defineRoute<CreateBountyBody>({
       status: 'open',
       submission_count: 0,
       award: null,
-      created_at: entry!.at,
-      seq: entry!.seq,
-      hash: entry!.hash,
+      created_at: entry.at,
+      seq: entry.seq,
+      hash: entry.hash,
     };
-    return { body: { bounty, ledger: { seq: entry!.seq, hash: entry!.hash } } };
+    return { body: { bounty, ledger: { seq: entry.seq, hash: entry.hash } } };
   },
 });

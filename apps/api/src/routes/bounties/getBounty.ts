@@ -3,7 +3,7 @@ import { bounties } from '@svc/projections';
 import { notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<unknown, unknown, { id: string }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/bounties/{id}',
   auth: 'public',

@@ -1,14 +1,8 @@
 import { listBountiesQuery, listBountiesResponse } from '@svc/contracts';
 import { bounties } from '@svc/projections';
-import { defineRoute } from '../../http/route';
+import { defineRoute, nextBefore } from '../../http/route';
 
-interface ListBountiesQuery {
-  status: 'open' | 'awarded' | 'all';
-  limit: number;
-  before?: number;
-}
-
-export default defineRoute<unknown, ListBountiesQuery>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/bounties',
   auth: 'public',
@@ -19,6 +13,6 @@ export default defineRoute<unknown, ListBountiesQuery>({
   consistentRead: ['bounties', 'agents'],
   async handle({ query }, { readModel }) {
     const list = await bounties.listBounties(readModel.db, readModel.schema, { status: query.status, beforeSeq: query.before, limit: query.limit });
-    return { body: { bounties: list, next_before: list.length === query.limit ? list[list.length - 1]!.seq : null } };
+    return { body: { bounties: list, next_before: nextBefore(list, query.limit) } };
   },
 });

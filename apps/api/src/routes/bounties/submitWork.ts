@@ -1,8 +1,8 @@
 import { bountyParams, submitWorkBody, submitWorkResponse } from '@svc/contracts';
-import { execute } from '../../commands/execute';
+import { appended, execute } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<{ body: string }, unknown, { id: string }>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/bounties/{id}/submissions',
   auth: 'auth',
@@ -19,16 +19,17 @@ export default defineRoute<{ body: string }, unknown, { id: string }>({
   errors: ['not_found', 'own_bounty', 'bounty_closed', 'unavailable'],
   async handle({ body, params, agentId, newId, resumedFrom }, services) {
     const data = { bounty_id: params.id, submission_id: newId('sub_'), body: body.body };
-    const { entries: [entry], seen } = await execute(services, { type: 'SubmitWork', agentId: agentId!, data }, resumedFrom);
+    const executed = await execute(services, { type: 'SubmitWork', agentId, data }, resumedFrom);
+    const entry = appended(executed, 'BountySubmitted');
     const submission = {
       id: data.submission_id,
       bounty_id: data.bounty_id,
-      submitter: { id: agentId!, handle: seen.actorHandle },
+      submitter: { id: agentId, handle: executed.seen.actorHandle },
       body: data.body,
-      created_at: entry!.at,
-      seq: entry!.seq,
-      hash: entry!.hash,
+      created_at: entry.at,
+      seq: entry.seq,
+      hash: entry.hash,
     };
-    return { body: { submission, ledger: { seq: entry!.seq, hash: entry!.hash } } };
+    return { body: { submission, ledger: { seq: entry.seq, hash: entry.hash } } };
   },
 });

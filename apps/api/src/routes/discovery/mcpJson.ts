@@ -1,19 +1,13 @@
 import { buildMcpDocument, mcpDocumentResponse } from '../../discovery/mcpDocument';
-import { defineRoute } from '../../http/route';
-import { routeTable } from '../table';
+import { generatedDocument } from './generatedDocument';
 
-export default defineRoute({
-  method: 'get',
+export default generatedDocument({
   path: '/.well-known/mcp.json',
-  auth: 'public',
-  tag: 'Discovery',
   summary: 'MCP discovery document: the /mcp and /mcp/read endpoints, transport, auth, idempotency and the tools of both profiles',
   description:
     'A discovery document rather than an API reply, so it carries no `ok`. The tools are the ones tools/list answers, ' +
     'with their input schemas, built from the route table.',
-  produces: ['application/json'],
   response: mcpDocumentResponse,
-  async handle(_input, { config }) {
-    return { raw: JSON.stringify(buildMcpDocument(routeTable(), config.publicUrl)), contentType: 'application/json' };
-  },
+  contentType: 'application/json',
+  render: (routes, config) => JSON.stringify(buildMcpDocument(routes, config.publicUrl)),
 });

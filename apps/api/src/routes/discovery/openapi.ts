@@ -1,17 +1,11 @@
 import { openApiDocumentResponse } from '@svc/contracts';
-import { defineRoute } from '../../http/route';
 import { buildOpenApi } from '../../openapi';
-import { routeTable } from '../table';
+import { generatedDocument } from './generatedDocument';
 
-export default defineRoute({
-  method: 'get',
+export default generatedDocument({
   path: '/openapi.json',
-  auth: 'public',
-  tag: 'Discovery',
   summary: 'OpenAPI 3.1 description of this interface',
-  produces: ['application/json'],
   response: openApiDocumentResponse,
-  async handle(_input, { config }) {
-    return { raw: JSON.stringify(buildOpenApi(routeTable(), config.publicUrl, config)), contentType: 'application/json' };
-  },
+  contentType: 'application/json',
+  render: (routes, config) => JSON.stringify(buildOpenApi(routes, config.publicUrl, config)),
 });

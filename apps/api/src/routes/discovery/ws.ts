@@ -3,7 +3,7 @@ import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 import { MAX_BUFFERED_BYTES, MAX_CLIENT_MESSAGE_BYTES } from '../../live/wsHub';
 
-export default defineRoute<unknown, { since?: number }>({
+export default defineRoute({
   method: 'get',
   path: '/ws',
   auth: 'public',

@@ -1,15 +1,7 @@
 import { DOORBELL_DELIVERY_RULES, deliveriesQuery, deliveriesResponse } from '@svc/contracts';
-import type { DeliveryStatus } from '@svc/vault';
 import { defineRoute } from '../../http/route';
 
-interface DeliveriesQuery {
-  id?: string;
-  status?: DeliveryStatus;
-  limit: number;
-  before?: string;
-}
-
-export default defineRoute<unknown, DeliveriesQuery>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/doorbell/deliveries',
   auth: 'auth',
@@ -24,7 +16,7 @@ export default defineRoute<unknown, DeliveriesQuery>({
   query: deliveriesQuery,
   response: deliveriesResponse,
   async handle({ query, agentId }, { doorbells }) {
-    const page = await doorbells.deliveries(agentId!, { doorbellId: query.id, status: query.status, limit: query.limit, before: query.before });
+    const page = await doorbells.deliveries(agentId, { doorbellId: query.id, status: query.status, limit: query.limit, before: query.before });
     return { body: { deliveries: page.items, next_before: page.nextBefore } };
   },
 });

@@ -10,6 +10,6 @@ export default defineRoute({
   summary: "The caller's webhooks, oldest first (secrets are never shown; `has_secret` says whether one is set)",
   response: listDoorbellsResponse,
   async handle({ agentId }, { doorbells }) {
-    return { body: { doorbells: (await doorbells.list(agentId!)).map(doorbellView) } };
+    return { body: { doorbells: (await doorbells.list(agentId)).map(doorbellView) } };
   },
 });

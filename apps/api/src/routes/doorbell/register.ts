@@ -5,19 +5,12 @@ import {
   checkDoorbellUrl,
   registerDoorbellBody,
   registerDoorbellResponse,
-  type DoorbellKind,
 } from '@svc/contracts';
 import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 import { doorbellView } from './view';
 
-interface RegisterDoorbellBody {
-  url: string;
-  secret?: string;
-  kinds?: DoorbellKind[];
-}
-
-export default defineRoute<RegisterDoorbellBody>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/doorbell',
   auth: 'auth',
@@ -41,7 +34,7 @@ export default defineRoute<RegisterDoorbellBody>({
     if (!checked.ok) throw new ApiError(400, 'invalid_request', checked.problem, { field: 'url' });
     const kinds = body.kinds ? DOORBELL_KINDS.filter((k) => body.kinds!.includes(k)) : [...DOORBELL_KINDS];
     const outcome = await doorbells.register({
-      agentId: agentId!,
+      agentId,
       url: checked.url,
       kinds,
       secret: body.secret,

@@ -2,12 +2,7 @@ import { removeDoorbellQuery, removeDoorbellResponse } from '@svc/contracts';
 import { ApiError, notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
-interface RemoveDoorbellQuery {
-  id?: string;
-  url?: string;
-}
-
-export default defineRoute<unknown, RemoveDoorbellQuery>({
+export default defineRoute({
   method: 'delete',
   path: '/api/v1/doorbell',
   auth: 'auth',
@@ -20,7 +15,7 @@ export default defineRoute<unknown, RemoveDoorbellQuery>({
     if ((query.id === undefined) === (query.url === undefined)) {
       throw new ApiError(400, 'invalid_request', 'send exactly one of id (door_...) or url', { field: query.id === undefined ? 'id' : 'url' });
     }
-    const removed = await doorbells.remove(agentId!, query.id !== undefined ? { id: query.id } : { url: normalized(query.url!) });
+    const removed = await doorbells.remove(agentId, query.id !== undefined ? { id: query.id } : { url: normalized(query.url!) });
     if (!removed) throw notFound(query.id !== undefined ? `doorbell ${query.id}` : `a doorbell for ${query.url}`);
     return { body: { removed } };
   },

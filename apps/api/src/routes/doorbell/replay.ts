@@ -4,16 +4,10 @@ import type { ReplayOutcome } from '@svc/vault';
 import { ApiError, notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
-interface ReplayBody {
-  delivery_id?: string;
-  id?: string;
-  after_seq?: number;
-}
-
 /** A full queue drains at one send at a time; this is only a hint for when to look again. */
 const BUSY_RETRY_AFTER_S = 30;
 
-export default defineRoute<ReplayBody>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/doorbell/replay',
   auth: 'auth',
@@ -38,12 +32,12 @@ export default defineRoute<ReplayBody>({
       if (body.id !== undefined || body.after_seq !== undefined) {
         throw new ApiError(400, 'invalid_request', 'send either delivery_id, or id with after_seq, not both', { field: body.id !== undefined ? 'id' : 'after_seq' });
       }
-      outcome = await doorbells.replayDelivery(agentId!, body.delivery_id, DOORBELL_PENDING_MAX);
+      outcome = await doorbells.replayDelivery(agentId, body.delivery_id, DOORBELL_PENDING_MAX);
       if (!outcome.ok && outcome.reason === 'not_found') throw notFound(`delivery ${body.delivery_id}`);
     } else {
       if (body.id === undefined) throw new ApiError(400, 'invalid_request', 'send delivery_id, or id (door_...) with after_seq', { field: 'delivery_id' });
       if (body.after_seq === undefined) throw new ApiError(400, 'invalid_request', 'after_seq is required with id', { field: 'after_seq' });
-      outcome = await doorbells.replayAfter(agentId!, body.id, body.after_seq, DOORBELL_PENDING_MAX);
+      outcome = await doorbells.replayAfter(agentId, body.id, body.after_seq, DOORBELL_PENDING_MAX);
       if (!outcome.ok && outcome.reason === 'not_found') throw notFound(`doorbell ${body.id}`);
     }
     if (!outcome.ok && outcome.reason === 'busy') {

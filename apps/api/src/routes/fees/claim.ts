@@ -2,7 +2,7 @@ import { claimBody, claimResponse } from '@svc/contracts';
 import { claimFees } from '../../commands/fees';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<{ execute: boolean }>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/fees/claim',
   auth: 'auth',
@@ -22,6 +22,6 @@ export default defineRoute<{ execute: boolean }>({
   errors: ['invalid_request', 'no_balance', 'action_in_progress', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
   consistentRead: ['tokens', 'agent_mints'],
   async handle({ body, agentId, idempotencyKey }, services) {
-    return { body: await claimFees(services, agentId!, { execute: body.execute, idempotencyKey }) };
+    return { body: await claimFees(services, agentId, { execute: body.execute, idempotencyKey }) };
   },
 });

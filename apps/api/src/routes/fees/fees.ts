@@ -19,6 +19,6 @@ export default defineRoute({
   errors: ['unavailable'],
   consistentRead: ['tokens', 'agent_mints'],
   async handle({ agentId }, services) {
-    return { body: await feesOf(services, agentId!) };
+    return { body: await feesOf(services, agentId) };
   },
 });

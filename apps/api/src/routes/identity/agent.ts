@@ -5,7 +5,7 @@ import { defineRoute } from '../../http/route';
 
 const RECENT = 20;
 
-export default defineRoute<unknown, unknown, { handle: string }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/agents/{handle}',
   auth: 'public',

@@ -2,7 +2,7 @@ import { agentsQuery, agentsResponse } from '@svc/contracts';
 import { agents } from '@svc/projections';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<unknown, { limit: number; before?: number }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/agents',
   auth: 'public',

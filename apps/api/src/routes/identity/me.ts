@@ -35,12 +35,12 @@ export default defineRoute({
   consistentRead: ['agents', 'inbox', 'entries'],
   async handle({ agentId }, { readModel, vault }) {
     const { db, schema } = readModel;
-    const agent = await agents.findAgent(db, schema, agentId!);
+    const agent = await agents.findAgent(db, schema, agentId);
     // Authentication found the citizen at the ledger head; only the read model can be behind.
     if (!agent) throw new ApiError(503, 'unavailable', 'your profile is not projected yet; retry shortly', {}, { 'Retry-After': '1' });
-    const cursor = await vault.inboxCursor(agentId!);
+    const cursor = await vault.inboxCursor(agentId);
     // One more than the page of each kind tells whether that kind was cut.
-    const [items, ledgerEvents] = await Promise.all([inboxModel.inboxSince(db, schema, agentId!, cursor, INBOX_LIMIT + 1), entries.countEntriesByActor(db, schema, agentId!)]);
+    const [items, ledgerEvents] = await Promise.all([inboxModel.inboxSince(db, schema, agentId, cursor, INBOX_LIMIT + 1), entries.countEntriesByActor(db, schema, agentId)]);
     const fetched = [items.reply, items.vote, items.submission, items.award];
     const cut = fetched.filter((list) => list.length > INBOX_LIMIT).map((list) => list.slice(0, INBOX_LIMIT));
     const [replies, votes, submissions, awards] = fetched.map((list) => list.slice(0, INBOX_LIMIT)) as [InboxItem[], InboxItem[], InboxItem[], InboxItem[]];

@@ -18,7 +18,7 @@ async function cursorThrough(services: Services, seq: number): Promise<InboxCurs
   return stored ? { at: (JSON.parse(stored.data) as LedgerEntry).at, seq } : undefined;
 }
 
-export default defineRoute<{ at?: number; seq?: number }>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/me/ack',
   auth: 'auth',
@@ -46,9 +46,9 @@ export default defineRoute<{ at?: number; seq?: number }>({
       }
       cursor = { at: body.at ?? now, seq: null };
     }
-    await services.vault.setInboxCursor(agentId!, cursor);
+    await services.vault.setInboxCursor(agentId, cursor);
     // The cursor has moved whatever happens next; a held long-poll that misses this wakes on its timeout.
-    await services.pulse.announceAck(agentId!).catch((err) => services.log.warn({ err }, 'could not announce an inbox ack on the bus'));
+    await services.pulse.announceAck(agentId).catch((err) => services.log.warn({ err }, 'could not announce an inbox ack on the bus'));
     return { body: cursor.seq === null ? { cursor: cursor.at } : { cursor: cursor.at, cursor_seq: cursor.seq } };
   },
 });

@@ -1,8 +1,8 @@
 import { registerBody, registerResponse } from '@svc/contracts';
-import { registerCitizen, type RegisterInput } from '../../commands/registerCitizen';
+import { registerCitizen } from '../../commands/registerCitizen';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<RegisterInput>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/register',
   auth: 'public',

@@ -15,7 +15,7 @@ export default defineRoute({
   async handle({ agentId, apiKey: presented }, { vault }) {
     const apiKey = newApiKey();
     // Two rotations racing with one key: the first wins, the second no longer holds a valid key.
-    if (!(await vault.rotateKey(agentId!, presented!, apiKey))) throw unauthorized();
+    if (!(await vault.rotateKey(agentId, presented!, apiKey))) throw unauthorized();
     return { body: { api_key: apiKey, warning: 'this api_key is shown only once; the previous key no longer works' } };
   },
 });

@@ -2,11 +2,7 @@ import { deleteNoteQuery, deleteNoteResponse } from '@svc/contracts';
 import { notFound, unauthorized } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
-interface DeleteNoteQuery {
-  key: string;
-}
-
-export default defineRoute<unknown, DeleteNoteQuery>({
+export default defineRoute({
   method: 'delete',
   path: '/api/v1/memory',
   auth: 'auth',
@@ -16,7 +12,7 @@ export default defineRoute<unknown, DeleteNoteQuery>({
   response: deleteNoteResponse,
   errors: ['not_found'],
   async handle({ query, agentId, apiKey }, { vault }) {
-    const outcome = await vault.memory.delete(agentId!, apiKey!, query.key);
+    const outcome = await vault.memory.delete(agentId, apiKey, query.key);
     if (!outcome.ok) throw unauthorized();
     if (!outcome.deleted) throw notFound(`note ${query.key}`);
     return { body: { key: query.key, deleted: true } };

@@ -3,11 +3,7 @@ import type { MemoryNote } from '@svc/vault';
 import { notFound, unauthorized } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
-interface GetNotesQuery {
-  key?: string;
-}
-
-export default defineRoute<unknown, GetNotesQuery>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/memory',
   auth: 'auth',
@@ -19,12 +15,12 @@ export default defineRoute<unknown, GetNotesQuery>({
   async handle({ query, agentId, apiKey: presented }, { vault }) {
     const apiKey = presented!;
     if (query.key !== undefined) {
-      const found = await vault.memory.get(agentId!, apiKey, query.key);
+      const found = await vault.memory.get(agentId, apiKey, query.key);
       if (!found.ok) throw unauthorized();
       if (!found.note) throw notFound(`note ${query.key}`);
       return { body: { note: noteView(found.note) } };
     }
-    const all = await vault.memory.list(agentId!, apiKey);
+    const all = await vault.memory.list(agentId, apiKey);
     if (!all.ok) throw unauthorized();
     return { body: { notes: all.notes.map(noteView) } };
   },

@@ -2,12 +2,7 @@ import { MEMORY_NOTES_PER_CITIZEN, MEMORY_VALUE_MAX_BYTES, setNoteBody, setNoteR
 import { ApiError, unauthorized } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
-interface SetNoteBody {
-  key: string;
-  value: string;
-}
-
-export default defineRoute<SetNoteBody>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/memory',
   auth: 'auth',
@@ -28,7 +23,7 @@ export default defineRoute<SetNoteBody>({
     }
     // A lone surrogate has no UTF-8 form: stored, it would come back as another text.
     if (/\p{Cs}/u.test(body.value)) throw new ApiError(400, 'invalid_request', 'value must be valid Unicode (no lone surrogate)', { field: 'value' });
-    const outcome = await vault.memory.set({ agentId: agentId!, apiKey: apiKey!, key: body.key, value: body.value, limit: MEMORY_NOTES_PER_CITIZEN });
+    const outcome = await vault.memory.set({ agentId, apiKey: apiKey, key: body.key, value: body.value, limit: MEMORY_NOTES_PER_CITIZEN });
     if (!outcome.ok && outcome.reason === 'unauthorized') throw unauthorized();
     if (!outcome.ok) {
       throw new ApiError(400, 'invalid_request', `at most ${outcome.limit} notes per citizen: delete one first (DELETE /api/v1/memory?key=...)`, {

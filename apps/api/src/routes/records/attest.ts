@@ -18,7 +18,7 @@ async function allowFullStart(ip: string): Promise<void> {
   }
 }
 
-export default defineRoute<unknown, { full?: boolean }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/attest',
   auth: 'public',

@@ -1,9 +1,10 @@
 import { recordParams, recordQuery, recordResponse } from '@svc/contracts';
+import { isEntryOf } from '@svc/domain';
 import { actions, agents, entries, posts, tokens } from '@svc/projections';
 import { notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<unknown, { after?: number; limit: number }, { handle: string }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/record/{handle}',
   auth: 'public',
@@ -26,11 +27,10 @@ export default defineRoute<unknown, { after?: number; limit: number }, { handle:
     const events = await entries.entriesByActor(db, schema, agent.id, { afterSeq: after, limit: query.limit + 1 });
     const hasMore = events.length > query.limit;
     const page = events.slice(0, query.limit);
-    const postIds = page.filter((e) => e.type === 'PostCreated').map((e) => (e.data as { post_id: string }).post_id);
-    const actionCount = page.filter((e) => e.type === 'ActionRecorded').length;
-    const deployedMints = page
-      .filter((e) => e.type === 'ActionRecorded' && (e.data as { action: string }).action === 'deploy')
-      .map((e) => (e.data as { details: { mint: string } }).details.mint);
+    const postIds = page.filter(isEntryOf('PostCreated')).map((e) => e.data.post_id);
+    const recorded = page.filter(isEntryOf('ActionRecorded'));
+    const actionCount = recorded.length;
+    const deployedMints = recorded.flatMap((e) => (e.data.action === 'deploy' && typeof e.data.details.mint === 'string' ? [e.data.details.mint] : []));
     const last = page.at(-1)?.seq ?? after;
     const [authored, onChain, deployed] = await Promise.all([
       posts.postsByIds(db, schema, postIds),

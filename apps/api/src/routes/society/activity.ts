@@ -1,8 +1,8 @@
 import { activityQuery, activityResponse } from '@svc/contracts';
 import { actions } from '@svc/projections';
-import { defineRoute } from '../../http/route';
+import { defineRoute, nextBefore } from '../../http/route';
 
-export default defineRoute<unknown, { limit: number; before?: number }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/activity',
   auth: 'public',
@@ -13,6 +13,6 @@ export default defineRoute<unknown, { limit: number; before?: number }>({
   consistentRead: ['actions', 'agents'],
   async handle({ query }, { readModel }) {
     const list = await actions.listActions(readModel.db, readModel.schema, { beforeSeq: query.before, limit: query.limit });
-    return { body: { actions: list, next_before: list.length === query.limit ? list[list.length - 1]!.seq : null } };
+    return { body: { actions: list, next_before: nextBefore(list, query.limit) } };
   },
 });

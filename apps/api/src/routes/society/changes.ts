@@ -4,13 +4,7 @@ import { entries, readCheckpoint } from '@svc/projections';
 import { defineRoute, type RouteResult } from '../../http/route';
 import { etagMatches } from '../../live/board';
 
-interface ChangesQuery {
-  since?: number;
-  after?: number;
-  limit: number;
-}
-
-export default defineRoute<unknown, ChangesQuery>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/changes',
   auth: 'public',

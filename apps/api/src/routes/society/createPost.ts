@@ -1,16 +1,8 @@
 import { createPostBody, createPostResponse } from '@svc/contracts';
-import type { PostCreatedData } from '@svc/domain';
-import { execute } from '../../commands/execute';
+import { appended, execute } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
 
-interface CreatePostBody {
-  body: string;
-  mint?: string;
-  parent_id?: string;
-  tags: string[];
-}
-
-export default defineRoute<CreatePostBody>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/posts',
   auth: 'auth',
@@ -28,14 +20,15 @@ export default defineRoute<CreatePostBody>({
   async handle({ body, agentId, newId, resumedFrom }, services) {
     const command = {
       type: 'CreatePost' as const,
-      agentId: agentId!,
+      agentId,
       data: { post_id: newId('post_'), body: body.body, mint: body.mint ?? null, parent_id: body.parent_id ?? null, tags: body.tags },
     };
-    const { entries: [entry], seen } = await execute(services, command, resumedFrom);
-    const data = entry!.data as unknown as PostCreatedData;
+    const executed = await execute(services, command, resumedFrom);
+    const entry = appended(executed, 'PostCreated');
+    const data = entry.data;
     const post = {
       id: data.post_id,
-      author: { id: agentId!, handle: seen.actorHandle },
+      author: { id: agentId, handle: executed.seen.actorHandle },
       body: data.body,
       mint: data.mint,
       parent_id: data.parent_id,
@@ -46,10 +39,10 @@ export default defineRoute<CreatePostBody>({
       downvotes: 0,
       reply_count: 0,
       flag_count: 0,
-      created_at: entry!.at,
-      seq: entry!.seq,
-      hash: entry!.hash,
+      created_at: entry.at,
+      seq: entry.seq,
+      hash: entry.hash,
     };
-    return { body: { post, ledger: { seq: entry!.seq, hash: entry!.hash } } };
+    return { body: { post, ledger: { seq: entry.seq, hash: entry.hash } } };
   },
 });

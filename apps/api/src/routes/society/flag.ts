@@ -1,8 +1,8 @@
 import { flagBody, flagResponse } from '@svc/contracts';
-import { execute } from '../../commands/execute';
+import { appended, execute } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<{ post_id: string; reason: string }>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/flags',
   auth: 'auth',
@@ -14,7 +14,8 @@ export default defineRoute<{ post_id: string; reason: string }>({
   response: flagResponse,
   errors: ['not_found', 'daily_cap'],
   async handle({ body, agentId }, services) {
-    const { entries: [entry] } = await execute(services, { type: 'FlagPost', agentId: agentId!, data: { post_id: body.post_id, reason: body.reason } });
-    return { body: { flag: { post_id: body.post_id, reason: body.reason, at: entry!.at, seq: entry!.seq }, ledger: { seq: entry!.seq, hash: entry!.hash } } };
+    const executed = await execute(services, { type: 'FlagPost', agentId, data: { post_id: body.post_id, reason: body.reason } });
+    const entry = appended(executed, 'PostFlagged');
+    return { body: { flag: { post_id: body.post_id, reason: body.reason, at: entry.at, seq: entry.seq }, ledger: { seq: entry.seq, hash: entry.hash } } };
   },
 });

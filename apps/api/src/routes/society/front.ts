@@ -5,7 +5,7 @@ import { repliesOf } from './atPosition';
 
 const READS: readonly ProjectionName[] = ['posts', 'agents'];
 
-export default defineRoute<unknown, { limit: number }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/front',
   auth: 'public',

@@ -3,7 +3,7 @@ import { posts } from '@svc/projections';
 import { notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<unknown, { after?: number; limit: number }, { id: string }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/posts/{id}',
   auth: 'public',

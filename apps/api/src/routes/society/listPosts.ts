@@ -1,15 +1,8 @@
 import { listPostsQuery, listPostsResponse } from '@svc/contracts';
 import { posts } from '@svc/projections';
-import { defineRoute } from '../../http/route';
+import { defineRoute, nextBefore } from '../../http/route';
 
-interface ListPostsQuery {
-  mint?: string;
-  since?: number;
-  limit: number;
-  before?: number;
-}
-
-export default defineRoute<unknown, ListPostsQuery>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/posts',
   auth: 'public',
@@ -20,6 +13,6 @@ export default defineRoute<unknown, ListPostsQuery>({
   consistentRead: ['posts', 'agents'],
   async handle({ query }, { readModel }) {
     const list = await posts.listTopPosts(readModel.db, readModel.schema, { mint: query.mint, since: query.since, beforeSeq: query.before, limit: query.limit });
-    return { body: { posts: list, next_before: list.length === query.limit ? list[list.length - 1]!.seq : null } };
+    return { body: { posts: list, next_before: nextBefore(list, query.limit) } };
   },
 });

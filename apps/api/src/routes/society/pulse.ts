@@ -41,7 +41,7 @@ function reply(answer: Answer, ifNoneMatch: string | undefined): RouteResult {
   return etagMatches(ifNoneMatch, answer.etag) ? { notModified: true, headers } : { body: answer.body, headers };
 }
 
-export default defineRoute<unknown, { wait?: number }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/pulse',
   auth: 'optional',

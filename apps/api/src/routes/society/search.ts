@@ -10,7 +10,7 @@ const HAS_TRIGRAM = /[\p{L}\p{N}]{3}/u;
 /** The search documents, the tags (kept with the posts), and the rows each kind of match is shown from. */
 const READS: readonly ProjectionName[] = ['search', 'posts', 'agents', 'bounties', 'tokens'];
 
-export default defineRoute<unknown, { q: string; limit: number }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/search',
   auth: 'public',

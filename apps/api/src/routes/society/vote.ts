@@ -1,9 +1,9 @@
 import { voteBody, voteResponse } from '@svc/contracts';
-import type { VoteCastData } from '@svc/domain';
+import { isEntryOf } from '@svc/domain';
 import { execute } from '../../commands/execute';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<{ post_id: string; value: 1 | -1 }>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/votes',
   auth: 'auth',
@@ -16,10 +16,10 @@ export default defineRoute<{ post_id: string; value: 1 | -1 }>({
   response: voteResponse,
   errors: ['self_vote', 'not_found', 'daily_cap'],
   async handle({ body, agentId }, services) {
-    const { entries } = await execute(services, { type: 'CastVote', agentId: agentId!, data: { post_id: body.post_id, value: body.value } });
-    const entry = entries[0];
+    const { entries } = await execute(services, { type: 'CastVote', agentId, data: { post_id: body.post_id, value: body.value } });
+    const entry = entries.find(isEntryOf('VoteCast'));
     if (!entry) return { body: { vote: { post_id: body.post_id, value: body.value, previous: body.value, changed: false }, ledger: null } };
-    const data = entry.data as unknown as VoteCastData;
+    const data = entry.data;
     return { body: { vote: { post_id: data.post_id, value: data.value, previous: data.previous, changed: true }, ledger: { seq: entry.seq, hash: entry.hash } } };
   },
 });

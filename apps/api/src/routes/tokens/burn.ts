@@ -1,8 +1,8 @@
 import { burnBody, burnResponse } from '@svc/contracts';
-import { burn, type BurnInput } from '../../commands/burn';
+import { burn } from '../../commands/burn';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<Omit<BurnInput, 'idempotencyKey'>>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/tokens/burn',
   auth: 'auth',
@@ -13,6 +13,6 @@ export default defineRoute<Omit<BurnInput, 'idempotencyKey'>>({
   response: burnResponse,
   errors: ['invalid_pubkey', 'unknown_mint', 'amount_required', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
   async handle({ body, agentId, idempotencyKey }, services) {
-    return { body: await burn(services, agentId!, { ...body, idempotencyKey }) };
+    return { body: await burn(services, agentId, { ...body, idempotencyKey }) };
   },
 });

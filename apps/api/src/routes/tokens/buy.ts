@@ -1,8 +1,8 @@
 import { buyBody, buyResponse } from '@svc/contracts';
-import { buy, type BuyInput } from '../../commands/trade';
+import { buy } from '../../commands/trade';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<Omit<BuyInput, 'idempotencyKey'>>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/tokens/buy',
   auth: 'auth',
@@ -16,6 +16,6 @@ export default defineRoute<Omit<BuyInput, 'idempotencyKey'>>({
   response: buyResponse,
   errors: ['invalid_pubkey', 'unknown_mint', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
   async handle({ body, agentId, idempotencyKey }, services) {
-    return { body: await buy(services, agentId!, { ...body, idempotencyKey }) };
+    return { body: await buy(services, agentId, { ...body, idempotencyKey }) };
   },
 });

@@ -1,8 +1,8 @@
 import { deployBody, deployResponse } from '@svc/contracts';
-import { deploy, type DeployInput } from '../../commands/deploy';
+import { deploy } from '../../commands/deploy';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<Omit<DeployInput, 'idempotencyKey'>>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/tokens/deploy',
   auth: 'auth',
@@ -20,6 +20,6 @@ export default defineRoute<Omit<DeployInput, 'idempotencyKey'>>({
   status: 201,
   errors: ['invalid_request', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
   async handle({ body, agentId, idempotencyKey }, services) {
-    return { status: 201, body: await deploy(services, agentId!, { ...body, idempotencyKey }) };
+    return { status: 201, body: await deploy(services, agentId, { ...body, idempotencyKey }) };
   },
 });

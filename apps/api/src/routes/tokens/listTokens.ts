@@ -1,15 +1,10 @@
 import { listTokensQuery, listTokensResponse } from '@svc/contracts';
 import { tokens } from '@svc/projections';
-import { defineRoute } from '../../http/route';
+import { defineRoute, nextBefore } from '../../http/route';
 import { coinView } from '../../tokens/intel';
 import { currentMarkets } from '../../tokens/markets';
 
-interface ListTokensQuery {
-  limit: number;
-  before?: number;
-}
-
-export default defineRoute<unknown, ListTokensQuery>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/tokens',
   auth: 'public',
@@ -33,7 +28,7 @@ export default defineRoute<unknown, ListTokensQuery>({
     return {
       body: {
         tokens: list.map((token) => coinView({ mint: token.mint, token, market: markets.get(token.mint), solUsd, rpcUrl })),
-        next_before: list.length === query.limit ? list[list.length - 1]!.seq : null,
+        next_before: nextBefore(list, query.limit),
         sol_usd: solUsd,
       },
     };

@@ -1,4 +1,4 @@
-import { mediaResponse, type JsonSchema } from '@svc/contracts';
+import { mediaResponse, type LiteralSchema } from '@svc/contracts';
 import { SHA256_HEX } from '@svc/vault';
 import { notFound } from '../../http/errors';
 import { defineRoute } from '../../http/route';
@@ -7,13 +7,13 @@ import { IMAGE_TYPES } from '../../tokens/image';
 import { MEDIA_PATH } from '../../tokens/media';
 
 // No pattern here: a malformed address is unknown just like a well-formed one that nothing has, 404 rather than 400.
-const mediaParams: JsonSchema = {
+const mediaParams = {
   type: 'object',
   required: ['sha256'],
   properties: { sha256: { type: 'string', description: 'lower-case hex sha256 of the object’s bytes (64 characters)' } },
-};
+} as const satisfies LiteralSchema;
 
-export default defineRoute<unknown, unknown, { sha256: string }>({
+export default defineRoute({
   method: 'get',
   path: `${MEDIA_PATH}/{sha256}`,
   auth: 'public',

@@ -1,8 +1,8 @@
 import { quoteQuery, quoteResponse } from '@svc/contracts';
-import { quote, type QuoteInput } from '../../commands/trade';
+import { quote } from '../../commands/trade';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<unknown, QuoteInput>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/quote',
   auth: 'public',

@@ -1,8 +1,8 @@
 import { sellBody, sellResponse } from '@svc/contracts';
-import { sell, type SellInput } from '../../commands/trade';
+import { sell } from '../../commands/trade';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<Omit<SellInput, 'idempotencyKey'>>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/tokens/sell',
   auth: 'auth',
@@ -16,6 +16,6 @@ export default defineRoute<Omit<SellInput, 'idempotencyKey'>>({
   response: sellResponse,
   errors: ['invalid_pubkey', 'unknown_mint', 'amount_required', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
   async handle({ body, agentId, idempotencyKey }, services) {
-    return { body: await sell(services, agentId!, { ...body, idempotencyKey }) };
+    return { body: await sell(services, agentId, { ...body, idempotencyKey }) };
   },
 });

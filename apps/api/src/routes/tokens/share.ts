@@ -2,7 +2,7 @@ import { shareBody, shareResponse, tokenParams } from '@svc/contracts';
 import { share } from '../../commands/share';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<{ execute: boolean }, unknown, { mint: string }>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/tokens/{mint}/share',
   auth: 'auth',
@@ -24,6 +24,6 @@ export default defineRoute<{ execute: boolean }, unknown, { mint: string }>({
   consistentRead: ['tokens'],
   errors: ['invalid_pubkey', 'unknown_mint', 'invalid_request', 'not_creator', 'action_in_progress', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
   async handle({ params, body, agentId, idempotencyKey }, services) {
-    return { body: await share(services, agentId!, { mint: params.mint, execute: body.execute, idempotencyKey }) };
+    return { body: await share(services, agentId, { mint: params.mint, execute: body.execute, idempotencyKey }) };
   },
 });

@@ -9,7 +9,7 @@ import { currentMarkets } from '../../tokens/markets';
 /** Society posts shown with a coin: the newest top-level signals about it. */
 const POSTS = 20;
 
-export default defineRoute<unknown, unknown, { mint: string }>({
+export default defineRoute({
   method: 'get',
   path: '/api/v1/tokens/{mint}',
   auth: 'public',

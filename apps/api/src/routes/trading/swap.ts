@@ -1,8 +1,8 @@
 import { swapBody, swapResponse } from '@svc/contracts';
-import { swap, type SwapInput } from '../../commands/trade';
+import { swap } from '../../commands/trade';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<Omit<SwapInput, 'idempotencyKey'>>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/swap',
   auth: 'auth',
@@ -15,6 +15,6 @@ export default defineRoute<Omit<SwapInput, 'idempotencyKey'>>({
   response: swapResponse,
   errors: ['invalid_pubkey', 'unknown_mint', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
   async handle({ body, agentId, idempotencyKey }, services) {
-    return { body: await swap(services, agentId!, { ...body, idempotencyKey }) };
+    return { body: await swap(services, agentId, { ...body, idempotencyKey }) };
   },
 });

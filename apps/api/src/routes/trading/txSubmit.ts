@@ -1,8 +1,8 @@
 import { txSubmitBody, txSubmitResponse } from '@svc/contracts';
-import { submitTransaction, type SubmitInput } from '../../commands/submitTransaction';
+import { submitTransaction } from '../../commands/submitTransaction';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<SubmitInput>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/tx/submit',
   auth: 'auth',
@@ -18,6 +18,6 @@ export default defineRoute<SubmitInput>({
   response: txSubmitResponse,
   errors: ['insufficient', 'send_failed', 'tx_failed', 'unavailable'],
   async handle({ body, agentId }, services) {
-    return { body: await submitTransaction(services, agentId!, body) };
+    return { body: await submitTransaction(services, agentId, body) };
   },
 });

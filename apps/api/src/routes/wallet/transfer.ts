@@ -1,8 +1,8 @@
 import { transferBody, transferResponse } from '@svc/contracts';
-import { transfer, type TransferInput } from '../../commands/transfer';
+import { transfer } from '../../commands/transfer';
 import { defineRoute } from '../../http/route';
 
-export default defineRoute<Omit<TransferInput, 'idempotencyKey'>>({
+export default defineRoute({
   method: 'post',
   path: '/api/v1/transfer',
   auth: 'auth',
@@ -20,6 +20,6 @@ export default defineRoute<Omit<TransferInput, 'idempotencyKey'>>({
   response: transferResponse,
   errors: ['invalid_pubkey', 'not_found', 'unknown_mint', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
   async handle({ body, agentId, idempotencyKey }, services) {
-    return { body: await transfer(services, agentId!, { ...body, idempotencyKey }) };
+    return { body: await transfer(services, agentId, { ...body, idempotencyKey }) };
   },
 });

@@ -37,7 +37,7 @@ export default defineRoute({
   response: walletResponse,
   errors: ['unavailable'],
   async handle({ agentId }, services) {
-    const citizen = await services.writer.read((s) => s.citizens.byId.get(agentId!));
+    const citizen = await services.writer.read((s) => s.citizens.byId.get(agentId));
     if (!citizen) throw unauthorized();
     const { lamports, tokens } = await holdingsOf(services, citizen.wallet);
     const held = tokens.filter((token) => token.raw > 0n);
