@@ -2,40 +2,37 @@
 // on the address a name resolves to at each delivery.
 import { BlockList, isIP } from 'node:net';
 
-/** Address ranges a doorbell may never reach (IANA special-purpose registries), each with its name. */
-const REFUSED_V4: Array<[string, number, string]> = [
-  ['0.0.0.0', 8, 'unspecified ("this network")'],
-  ['10.0.0.0', 8, 'private'],
-  ['100.64.0.0', 10, 'carrier-grade NAT'],
-  ['127.0.0.0', 8, 'loopback'],
-  ['169.254.0.0', 16, 'link-local (cloud metadata lives here)'],
-  ['172.16.0.0', 12, 'private'],
-  ['192.0.0.0', 24, 'IETF protocol assignments'],
-  ['192.0.2.0', 24, 'documentation'],
-  ['192.88.99.0', 24, '6to4 relay'],
-  ['192.168.0.0', 16, 'private'],
-  ['198.18.0.0', 15, 'benchmarking'],
-  ['198.51.100.0', 24, 'documentation'],
-  ['203.0.113.0', 24, 'documentation'],
-  ['224.0.0.0', 4, 'multicast'],
-  ['240.0.0.0', 4, 'reserved (and broadcast)'],
-];
-
-const REFUSED_V6: Array<[string, number, string]> = [
-  ['::', 128, 'unspecified'],
-  ['::1', 128, 'loopback'],
-  ['::', 96, 'IPv4-compatible'],
-  ['::ffff:0:0', 96, 'IPv4-mapped'],
-  ['64:ff9b::', 96, 'NAT64'],
-  ['64:ff9b:1::', 48, 'NAT64'],
-  ['100::', 64, 'discard-only'],
-  ['2001::', 23, 'IETF protocol assignments (Teredo included)'],
-  ['2001:db8::', 32, 'documentation'],
-  ['2002::', 16, '6to4'],
-  ['fc00::', 7, 'unique local (private; fd00:ec2::254 is cloud metadata)'],
-  ['fe80::', 10, 'link-local'],
-  ['fec0::', 10, 'site-local'],
-  ['ff00::', 8, 'multicast'],
+/** Address ranges a doorbell may never reach (IANA special-purpose registries, IPv4 and IPv6), each with its name. */
+const REFUSED: Array<[string, string]> = [
+  ['0.0.0.0/8', 'unspecified ("this network")'],
+  ['10.0.0.0/8', 'private'],
+  ['100.64.0.0/10', 'carrier-grade NAT'],
+  ['127.0.0.0/8', 'loopback'],
+  ['169.254.0.0/16', 'link-local (cloud metadata lives here)'],
+  ['172.16.0.0/12', 'private'],
+  ['192.0.0.0/24', 'IETF protocol assignments'],
+  ['192.0.2.0/24', 'documentation'],
+  ['192.88.99.0/24', '6to4 relay'],
+  ['192.168.0.0/16', 'private'],
+  ['198.18.0.0/15', 'benchmarking'],
+  ['198.51.100.0/24', 'documentation'],
+  ['203.0.113.0/24', 'documentation'],
+  ['224.0.0.0/4', 'multicast'],
+  ['240.0.0.0/4', 'reserved (and broadcast)'],
+  ['::/128', 'unspecified'],
+  ['::1/128', 'loopback'],
+  ['::/96', 'IPv4-compatible'],
+  ['::ffff:0:0/96', 'IPv4-mapped'],
+  ['64:ff9b::/96', 'NAT64'],
+  ['64:ff9b:1::/48', 'NAT64'],
+  ['100::/64', 'discard-only'],
+  ['2001::/23', 'IETF protocol assignments (Teredo included)'],
+  ['2001:db8::/32', 'documentation'],
+  ['2002::/16', '6to4'],
+  ['fc00::/7', 'unique local (private; fd00:ec2::254 is cloud metadata)'],
+  ['fe80::/10', 'link-local'],
+  ['fec0::/10', 'site-local'],
+  ['ff00::/8', 'multicast'],
 ];
 
 const LOOPBACK_V4 = new BlockList();
@@ -46,13 +43,12 @@ function isLoopback(address: string, version: number): boolean {
   return version === 4 ? LOOPBACK_V4.check(address, 'ipv4') : address === '::1';
 }
 
-const RANGES = [
-  ...REFUSED_V4.map(([network, prefix, what]) => ({ family: 'ipv4' as const, network, prefix, what })),
-  ...REFUSED_V6.map(([network, prefix, what]) => ({ family: 'ipv6' as const, network, prefix, what })),
-].map((range) => {
+const RANGES = REFUSED.map(([cidr, what]) => {
+  const [network, prefix] = cidr.split('/') as [string, string];
+  const family = isIP(network) === 4 ? ('ipv4' as const) : ('ipv6' as const);
   const list = new BlockList();
-  list.addSubnet(range.network, range.prefix, range.family);
-  return { ...range, list };
+  list.addSubnet(network, Number(prefix), family);
+  return { family, what, list };
 });
 
 /**
