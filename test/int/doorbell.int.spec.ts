@@ -1,21 +1,11 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
-import { Writable } from 'node:stream';
 import { sql } from 'kysely';
-import pino from 'pino';
-import { InProcessBus, PROJECTED_CHANNEL } from '@svc/bus';
-import { kindOf } from '@svc/domain';
-import { entries, projections, readModelMigrations } from '@svc/projections';
-import { migrate, openDatabase, type SqlDatabase } from '@svc/readmodel';
-import { DoorbellStore, MUTE_AFTER_FAILURES, doorbellMigrations } from '@svc/vault';
-import { REFUSED_ADDRESS_ERROR, startDoorbellWorker, type DoorbellWorkerTuning, type RunningDoorbellWorker } from '@svc/app-workers';
-import { DoorbellReceiver, RECEIVER_NAME, RecordedAttempts } from '../support/doorbellReceiver';
-import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
-
-const AGENT = 'agent_01JDOORBELLINTEGRATION0000';
-const OTHER_AGENT = 'agent_01JDOORBELLOTHERCITIZEN0';
-const SECRETS = ['int-secret-alpha-7f3a', 'int-secret-beta-91c2'];
-const MASTER_KEY = randomBytes(32);
+import type { SqlDatabase } from '@svc/readmodel';
+import { MUTE_AFTER_FAILURES, type DoorbellStore } from '@svc/vault';
+import { REFUSED_ADDRESS_ERROR } from '@svc/app-workers';
+import { RECEIVER_NAME, type DoorbellReceiver } from '../support/doorbellReceiver';
+import { AGENT, DoorbellRig, OTHER_AGENT, SECRETS } from '../support/doorbellRig';
 
 const resolvingTo =
   (address: string): LookupFunction =>
@@ -27,107 +17,17 @@ const resolvingTo =
 jest.setTimeout(30_000);
 
 describe('doorbell delivery against PostgreSQL and a real HTTPS receiver', () => {
-  let db: FreshDatabase;
+  const rig = new DoorbellRig();
+  const { logLines, attempts, append, announce, post, worker, register, stopWorkers, delivered, deliveryRows } = rig;
   let database: SqlDatabase;
   let store: DoorbellStore;
   let receiver: DoorbellReceiver;
-  let bus: InProcessBus;
-  const logLines: string[] = [];
-  const log = pino(
-    { level: 'debug' },
-    new Writable({
-      write(chunk, _encoding, done) {
-        logLines.push(String(chunk));
-        done();
-      },
-    }),
-  );
-  const workers: RunningDoorbellWorker[] = [];
-  /** Every attempt the workers record, as they record it: what the tests wait on. */
-  const attempts = new RecordedAttempts();
-  let seq = -1;
-  let unannounced: Array<{ seq: number; type: string }> = [];
-
-  async function append(type: string, data: Record<string, unknown>): Promise<number> {
-    seq += 1;
-    const at = Date.now();
-    const hash = randomBytes(32).toString('hex');
-    const entry = { seq, type, at, actor: AGENT, data, prev: '0'.repeat(64), hash };
-    await database.db.insertInto('rm.entries').values({ seq, type, kind: kindOf(type), at, actor: AGENT, hash, body: JSON.stringify(entry) }).execute();
-    unannounced.push(entry);
-    return seq;
-  }
-
-  /** What the projector announces after a batch, so workers wake as they do in the service. */
-  async function announce(): Promise<void> {
-    const entries = unannounced;
-    unannounced = [];
-    await bus.publish(PROJECTED_CHANNEL, { kind: 'projected', seq, from: entries[0]?.seq ?? seq, entries });
-  }
-
-  const post = (n: number) => append('PostCreated', { post_id: `post_${n}`, body: `post ${n}`, mint: null, parent_id: null, root_id: null, parent_author_id: null, tags: [] });
-
-  async function worker(tuning: DoorbellWorkerTuning & { allowLoopback?: boolean; store?: DoorbellStore } = {}): Promise<RunningDoorbellWorker> {
-    const running = await startDoorbellWorker({ store, bus, log, allowLoopback: true, caFile: receiver.caFile, pollMs: 60_000, onAttemptRecorded: attempts.record, ...tuning });
-    workers.push(running);
-    return running;
-  }
-
-  async function register(path: string, options: { kinds?: string[]; secret?: string; url?: string; agentId?: string } = {}) {
-    const outcome = await store.register({ agentId: options.agentId ?? AGENT, url: options.url ?? receiver.url(path), kinds: options.kinds ?? ['post', 'action', 'bounty'], secret: options.secret, ledgerHead: seq, limit: 3 });
-    if (!outcome.ok) throw new Error('setup: registration refused');
-    return outcome.doorbell;
-  }
-
-  const stopWorkers = () => Promise.all(workers.splice(0).map((w) => w.stop()));
-  const delivered = (doorbellId: string) => attempts.of(doorbellId).filter((a) => a.status === 'delivered');
-
-  /** Every column of every table in the database (schema.table.column) with a value that contains one of `needles`. */
-  async function columnsHolding(needles: string[]): Promise<string[]> {
-    const tables = await sql<{ table_schema: string; table_name: string }>`
-      select table_schema, table_name from information_schema.tables
-       where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema')`.execute(database.db);
-    expect(tables.rows.filter((t) => t.table_schema === 'vault').map((t) => t.table_name)).toEqual(
-      expect.arrayContaining(['doorbells', 'doorbell_deliveries', 'doorbell_attempts', 'doorbell_fanout']),
-    );
-    const found = new Set<string>();
-    for (const { table_schema, table_name } of tables.rows) {
-      const rows = await sql<{ row: Record<string, unknown> }>`select row_to_json(r) as row from ${sql.table(`${table_schema}.${table_name}`)} r`.execute(database.db);
-      for (const { row } of rows.rows) {
-        for (const [column, value] of Object.entries(row)) {
-          const text = typeof value === 'string' ? value : JSON.stringify(value);
-          if (needles.some((needle) => text.includes(needle))) found.add(`${table_schema}.${table_name}.${column}`);
-        }
-      }
-    }
-    return [...found].sort();
-  }
-
-  const deliveryRows = (doorbellId: string) =>
-    database.db.selectFrom('vault.doorbell_deliveries').selectAll().where('doorbell_id', '=', doorbellId).orderBy('seq').execute();
 
   beforeAll(async () => {
-    db = await freshDatabase('doorbell_int');
-    database = await openDatabase({ url: db.url, dataDir: tempDir('doorbell-int') });
-    await migrate(database.db, 'rm', readModelMigrations(projections));
-    store = await new DoorbellStore(database, MASTER_KEY, entries.inSchema('rm')).init();
-    receiver = await DoorbellReceiver.start();
-    bus = new InProcessBus();
+    ({ database, store, receiver } = await rig.start('doorbell_int'));
   }, 30_000);
-
-  afterEach(async () => {
-    await stopWorkers();
-    await database.db.deleteFrom('vault.doorbells').execute();
-    receiver.clear();
-    attempts.clear();
-  });
-
-  afterAll(async () => {
-    await receiver?.close();
-    await bus?.close();
-    await database?.close();
-    await db?.drop();
-  });
+  afterEach(() => rig.reset());
+  afterAll(() => rig.close());
 
   it('rings each matching doorbell once per post, action and bounty after its registration, signed over the raw body', async () => {
     const before = await post(0);
@@ -275,19 +175,6 @@ describe('doorbell delivery against PostgreSQL and a real HTTPS receiver', () =>
     expect(receiver.on('/down')).toHaveLength(MUTE_AFTER_FAILURES);
   });
 
-  it('holds the cap of 3 under concurrent registrations, and re-registering a URL neither counts nor keeps it muted', async () => {
-    const outcomes = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => store.register({ agentId: AGENT, url: receiver.url(`/cap${i}`), kinds: ['post'], ledgerHead: seq, limit: 3 })),
-    );
-    expect(outcomes.filter((o) => o.ok)).toHaveLength(3);
-    const mine = await store.list(AGENT);
-    expect(mine).toHaveLength(3);
-    await database.db.updateTable('vault.doorbells').set({ muted: true, failures: 10 }).where('id', '=', mine[0]!.id).execute();
-    const again = await store.register({ agentId: AGENT, url: mine[0]!.url, kinds: ['bounty'], secret: 'new', ledgerHead: seq, limit: 3 });
-    expect(again).toMatchObject({ ok: true, created: false, doorbell: { id: mine[0]!.id, muted: false, failures: 0, kinds: ['bounty'], hasSecret: true } });
-    expect(await store.list(AGENT)).toHaveLength(3);
-  });
-
   it('keeps every secret out of the log lines and out of the stored rows', async () => {
     receiver.answer('/secret-refused', 401);
     await register('/secret-ok', { secret: SECRETS[0] });
@@ -396,7 +283,7 @@ describe('doorbell delivery against PostgreSQL and a real HTTPS receiver', () =>
 
   it('bounds a replay by the deliveries its doorbell has pending', async () => {
     const doorbell = await register('/replayed', { kinds: ['post'] });
-    const before = seq;
+    const before = rig.seq;
     const seqs: number[] = [];
     for (let i = 0; i < 8; i++) seqs.push(await post(1200 + i));
     // No worker runs: what is queued stays pending.
@@ -409,90 +296,11 @@ describe('doorbell delivery against PostgreSQL and a real HTTPS receiver', () =>
     expect((await deliveryRows(doorbell.id)).filter((r) => r.status === 'pending')).toHaveLength(5);
   });
 
-  it('seals a URL that carries a token: no table holds the token, yet its owner lists it, it is rung, the same URL again is the same doorbell (unmuted), and removal by URL finds it', async () => {
-    const token = `SECRET${randomBytes(12).toString('hex')}`;
-    const path = `/tokened?token=${token}`;
-    const url = receiver.url(path);
-    const doorbell = await register(path, { kinds: ['post'], secret: SECRETS[0] });
-    expect(doorbell.url).toBe(url);
-    const postSeq = await post(1400);
-    await worker();
-    await announce();
-    await receiver.waitFor(() => receiver.on(path).length === 1);
-    expect(receiver.on(path)[0]!.json.seq).toBe(postSeq);
-    await attempts.waitFor(() => delivered(doorbell.id).length === 1);
-
-    expect(await columnsHolding([token, Buffer.from(token).toString('base64'), Buffer.from(token).toString('hex')])).toEqual([]);
-    expect(logLines.join('\n')).not.toContain(token);
-    expect((await store.list(AGENT)).map((d) => d.url)).toEqual([url]);
-    expect(await store.list(OTHER_AGENT)).toEqual([]);
-
-    await database.db.updateTable('vault.doorbells').set({ muted: true, failures: MUTE_AFTER_FAILURES }).where('id', '=', doorbell.id).execute();
-    const again = await store.register({ agentId: AGENT, url, kinds: ['post'], ledgerHead: seq, limit: 3 });
-    expect(again).toMatchObject({ ok: true, created: false, doorbell: { id: doorbell.id, url, muted: false, failures: 0 } });
-    expect(await store.list(AGENT)).toHaveLength(1);
-    // The same URL registered by another citizen is a doorbell of theirs, which removing ours leaves alone.
-    const theirs = await store.register({ agentId: OTHER_AGENT, url, kinds: ['post'], ledgerHead: seq, limit: 3 });
-    expect(theirs).toMatchObject({ ok: true, created: true });
-    expect(await store.remove(AGENT, { url })).toEqual({ id: doorbell.id, url });
-    expect(await store.list(AGENT)).toEqual([]);
-    expect(await store.remove(AGENT, { url })).toBeUndefined();
-    expect((await store.list(OTHER_AGENT)).map((d) => d.url)).toEqual([url]);
-  });
-
-  it('seals at init, batch by batch, the plaintext URLs a release before stored, then drops their column; starts at once share the work', async () => {
-    const legacy = 'vault_legacy';
-    // The schema as the release before sealed URLs left it: its migrations, which never change once shipped.
-    await migrate(database.db, legacy, doorbellMigrations.slice(0, 2));
-    const token = `SECRET${randomBytes(12).toString('hex')}`;
-    const path = `/legacy?token=${token}`;
-    const url = receiver.url(path);
-    const otherUrl = (n: number) => `https://example.com/${n}?token=${token}`;
-    try {
-      await sql`
-        insert into ${sql.table(`${legacy}.doorbells`)} (id, agent_id, url, kinds, after_seq, created_at, updated_at)
-        values ('door_LEGACY', ${AGENT}, ${url}, 'post', ${seq}, 0, 0)`.execute(database.db);
-      // More than one batch.
-      await sql`
-        insert into ${sql.table(`${legacy}.doorbells`)} (id, agent_id, url, kinds, after_seq, created_at, updated_at)
-        select 'door_OLD' || lpad(n::text, 18, '0'), 'agent_old_' || n, 'https://example.com/' || n || '?token=' || ${token}, 'action', ${seq}, 0, 0
-          from generate_series(1, 1200) as n`.execute(database.db);
-      expect(await columnsHolding([token])).toEqual([`${legacy}.doorbells.url`]);
-
-      const [first, second] = await Promise.all([1, 2].map(() => new DoorbellStore(database, MASTER_KEY, entries.inSchema('rm'), legacy).init()));
-      expect(await columnsHolding([token])).toEqual([]);
-      const columns = await sql<{ column_name: string; is_nullable: string }>`
-        select column_name, is_nullable from information_schema.columns where table_schema = ${legacy} and table_name = 'doorbells' and column_name like 'url%'
-         order by column_name`.execute(database.db);
-      expect(columns.rows).toEqual([
-        { column_name: 'url_hash', is_nullable: 'NO' },
-        { column_name: 'url_sealed', is_nullable: 'NO' },
-      ]);
-
-      expect((await first!.list(AGENT)).map((d) => [d.id, d.url])).toEqual([['door_LEGACY', url]]);
-      expect((await second!.list('agent_old_7')).map((d) => d.url)).toEqual([otherUrl(7)]);
-      expect(await second!.register({ agentId: AGENT, url, kinds: ['post'], ledgerHead: seq, limit: 3 })).toMatchObject({ ok: true, created: false, doorbell: { id: 'door_LEGACY', url } });
-      expect(await first!.remove('agent_old_7', { url: otherUrl(7) })).toEqual({ id: 'door_OLD000000000000000007', url: otherUrl(7) });
-
-      const postSeq = await post(1500);
-      (await worker({ store: first })).wake();
-      await receiver.waitFor(() => receiver.on(path).length === 1);
-      expect(receiver.on(path)[0]!.json.seq).toBe(postSeq);
-
-      // A later start finds nothing left to seal.
-      await new DoorbellStore(database, MASTER_KEY, entries.inSchema('rm'), legacy).init();
-      expect((await first!.list(AGENT)).map((d) => d.url)).toEqual([url]);
-    } finally {
-      await stopWorkers();
-      await sql`drop schema if exists ${sql.id(legacy)} cascade`.execute(database.db);
-    }
-  });
-
   it('fans out in SQL past more doorbells than a JavaScript argument list can hold', async () => {
     const many = 150_000;
     await sql`
       insert into vault.doorbells (id, agent_id, url_sealed, url_hash, kinds, after_seq, created_at, updated_at)
-      select 'door_MANY' || lpad(n::text, 17, '0'), 'agent_many_' || n, 'never unsealed', 'hash_' || n, 'action', ${seq}, 0, 0
+      select 'door_MANY' || lpad(n::text, 17, '0'), 'agent_many_' || n, 'never unsealed', 'hash_' || n, 'action', ${rig.seq}, 0, 0
         from generate_series(1, ${many}) as n`.execute(database.db);
     const ringing = await register('/many', { kinds: ['post'] });
     await stopWorkers();

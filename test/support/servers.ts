@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { SolanaChain } from '@svc/chain';
 import { startServer, type RunningApi } from '../../apps/api/src/server';
-import { startEmbedded, type RunningServer } from '../../scripts/embedded';
+import { startEmbedded, type EmbeddedOptions, type RunningServer } from '../../scripts/embedded';
 import { registerCitizens } from './citizens';
-import { freshDatabase, REDIS_URL, tempDir, testConfig } from './env';
+import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from './env';
 import { startChild, type ChildService } from './spawn';
 
 /**
@@ -57,6 +57,34 @@ export async function startDeployment(label: string, env: Record<string, string>
   const [apiA, apiB] = await Promise.all([startChild('apps/api/src/main.ts', [], shared), startChild('apps/api/src/main.ts', [], shared)]);
   const projector = await startChild('apps/projector/src/main.ts', [], shared, 'projector following the ledger');
   return { apiA, apiB, projector };
+}
+
+export interface EmbeddedService {
+  db: FreshDatabase;
+  server: RunningServer;
+  /** Stops the service and drops its database. */
+  close(): Promise<void>;
+}
+
+/**
+ * The service in this process, with Redis and a master key of its own, over a fresh database: what an e2e file starts
+ * once for its tests. `env` adds to or overrides the configuration.
+ */
+export async function embeddedService(label: string, env: Record<string, string> = {}, options: EmbeddedOptions = {}): Promise<EmbeddedService> {
+  const db = await freshDatabase(label);
+  const config = testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir(label), SERVICE_MASTER_KEY: randomBytes(32).toString('base64'), ...env });
+  const server = await startEmbedded(config, options).catch(async (error) => {
+    await db.drop();
+    throw error;
+  });
+  return {
+    db,
+    server,
+    async close() {
+      await server.close();
+      await db.drop();
+    },
+  };
 }
 
 export interface TamperableService {
