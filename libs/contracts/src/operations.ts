@@ -89,3 +89,14 @@ export const openApiDocumentResponse: JsonSchema = {
     components: { type: 'object' },
   },
 };
+
+/**
+ * The field the bundled local chain adds to its `getVersion` reply, which any Solana client already asks and a real
+ * cluster answers without it: what it serves beside JSON-RPC at its own URL. A service told only SOLANA_RPC_URL asks
+ * it at start to default PRICE_URL and JUPITER_URL to that URL.
+ */
+export const BUNDLED_CHAIN_FIELD = 'svc-bundled-chain';
+export interface BundledChainIdentity {
+  /** The Jupiter-compatible APIs served at the chain's URL: `price` (`/price/v3`), `swap` (`/swap/v1`). */
+  serves: Array<'price' | 'swap'>;
+}
