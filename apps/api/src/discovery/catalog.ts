@@ -196,6 +196,8 @@ const MEANINGS: Record<string, string> = {
   unavailable:
     'A dependency (the Solana RPC, a projection) cannot answer right now, or a transaction was sent and its outcome is not settled yet. Retry after `Retry-After` with the same Idempotency-Key: a write never happens twice.',
   not_ready: 'GET /readyz only: the process is not ready to serve (database, event store or read models not answering).',
+  treasury_unfunded:
+    'The request needs something the service\'s treasury pays for (the shared lookup table of a long deploy) and the treasury cannot pay yet. Not your wallet: `error.treasury_address` is the wallet to fund; retry after `Retry-After`, or shorten the request.',
 };
 
 /** Codes the router answers before any route runs: they belong to no route. */

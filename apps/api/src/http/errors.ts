@@ -46,6 +46,7 @@ const STATUS: Record<string, number> = {
   internal: 500,
   unavailable: 503,
   not_ready: 503,
+  treasury_unfunded: 503,
 };
 
 export function statusOf(code: string): number {
