@@ -26,6 +26,8 @@ export async function startDeployTableWorker(runtime: Runtime, tuning: DeployTab
   const { log } = runtime;
   const pollMs = tuning.unfundedPollMs ?? UNFUNDED_POLL_MS;
   let reported: TableMaking['made'] | undefined;
+  // While the treasury is short, a pass reads only its balance: the whole attempt builds template deploys.
+  let short: Extract<TableMaking, { made: false }> | undefined;
   let passed: () => void = () => {};
   const firstPass = new Promise<void>((resolve) => (passed = resolve));
   const loop = new WorkerLoop({
@@ -34,7 +36,9 @@ export async function startDeployTableWorker(runtime: Runtime, tuning: DeployTab
     retryMs: pollMs,
     async pass() {
       try {
+        if (short && BigInt(await runtime.chain.connection.getBalance(short.payer, 'confirmed')) < short.needed) return pollMs;
         const outcome = await runtime.deployTable.ensure();
+        short = outcome.made ? undefined : outcome;
         if (outcome.made !== reported) {
           if (outcome.made) log.info({ table: outcome.table.key.toBase58() }, 'deploy lookup table ready');
           else {
