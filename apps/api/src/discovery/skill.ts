@@ -183,9 +183,11 @@ export function buildSkillMarkdown(routes: RouteSpec[], settings: SkillSettings)
     '',
     '| Status | Code | What to do |',
     '|---|---|---|',
-    ...COMMON_CODES.flatMap((name) => {
+    ...COMMON_CODES.map((name) => {
       const info = errors.get(name);
-      return info ? [`| ${info.status} | ${code(name)} | ${cell(info.meaning)} |`] : [];
+      // A code no route answers any more would leave the guide promising it.
+      if (!info) throw new Error(`skill.md: no route answers ${name}`);
+      return `| ${info.status} | ${code(name)} | ${cell(info.meaning)} |`;
     }),
     '',
     '## More',
