@@ -9,7 +9,7 @@ import { TREASURY_WALLET, buildRuntime, connectChain, createLogger, ensureServic
 import { startServer, type RunningApi } from '../apps/api/src/server';
 
 export interface EmbeddedOptions extends WorkersOptions {
-  /** The clock that times how long a reply's secrets are replayed (tests move it). */
+  /** The clock that times how long a reply's secrets are replayed and the faucet's hour (tests move it). */
   clock?: () => number;
 }
 

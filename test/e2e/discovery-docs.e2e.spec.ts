@@ -65,7 +65,8 @@ describe('discovery documents: mcp.json, agent.json, skill.md and its topic page
     expect(doc.idempotency.argument).toBe('idempotency_key');
 
     const full = doc.tools.full as Array<{ name: string; inputSchema: { type: string }; description: string; endpoint: string }>;
-    expect(full.map((t) => t.name).sort()).toEqual([...SPEC_TOOLS].sort());
+    // Beyond the spec's names, issue 25's: svc_faucet.
+    expect(full.map((t) => t.name).sort()).toEqual([...SPEC_TOOLS, 'svc_faucet'].sort());
     const expected = mcpTools(routeTable(), 'full');
     for (const tool of expected) {
       const listed = full.find((t) => t.name === tool.name)!;

@@ -31,6 +31,7 @@ describe('the README', () => {
       ['PROJECTOR_HEALTH_PORT', config.projectorHealthPort],
       ['READ_MODEL_SCHEMA', config.readModelSchema],
       ['BODY_LIMIT', config.bodyLimit],
+      ['FAUCET_SOL_PER_HOUR', config.faucetSolPerHour],
     ] as const) {
       expect(readme).toContain(`| \`${name}\` | \`${value}\` |`);
     }

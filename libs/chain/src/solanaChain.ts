@@ -50,6 +50,8 @@ export class SolanaChain {
   private readonly lookups = new Map<string, Promise<void>>();
   /** The last reachability probe, from when it was asked; in flight or answered, callers share it. */
   private probe?: { at: number; answer: Promise<boolean> };
+  /** The cluster's genesis hash, asked once: it never changes behind one RPC URL. */
+  private genesis?: Promise<string>;
 
   /** The aggregator behind `jupiter` trades and swaps. */
   readonly aggregator: Aggregator;
@@ -83,6 +85,18 @@ export class SolanaChain {
     } catch {
       return false;
     }
+  }
+
+  /** Which cluster the RPC serves, by its genesis hash: asked once, and again only after an ask that failed. */
+  genesisHash(): Promise<string> {
+    if (!this.genesis) {
+      const asked = this.connection.getGenesisHash();
+      this.genesis = asked;
+      asked.catch(() => {
+        if (this.genesis === asked) this.genesis = undefined;
+      });
+    }
+    return this.genesis;
   }
 
   /** SOL/USD, as usdPrices prices any mint (SOL is wrapped SOL's mint). */

@@ -67,6 +67,8 @@ export interface Config {
   treasuryMinBuySol: number;
   /** Slippage of the treasury's buys, in basis points. */
   treasurySlippageBps: number;
+  /** Test SOL one citizen may take from POST /api/v1/faucet in any rolling hour. */
+  faucetSolPerHour: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -164,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     treasuryReserveSol: within(int(env, 'TREASURY_RESERVE_SOL', 0.05), 'TREASURY_RESERVE_SOL', 0.01, 1e6, 'it pays network fees, the rent of the accounts a first buy opens, and keeps the wallet rent-exempt'),
     treasuryMinBuySol: within(int(env, 'TREASURY_MIN_BUY_SOL', 0.01), 'TREASURY_MIN_BUY_SOL', 0, 1e6, 'an amount of SOL'),
     treasurySlippageBps: within(int(env, 'TREASURY_SLIPPAGE_BPS', 500), 'TREASURY_SLIPPAGE_BPS', 0, 9_999, 'basis points'),
+    faucetSolPerHour: within(int(env, 'FAUCET_SOL_PER_HOUR', 20), 'FAUCET_SOL_PER_HOUR', Number.MIN_VALUE, 1e6, 'an amount of SOL'),
   };
 }
 
@@ -176,4 +179,5 @@ export const CONFIG_VARIABLES = [
   'DATABASE_CONNECT_TIMEOUT_MS', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'ATTEST_FULL_EVERY_MS', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS',
   'TREASURY_TOKEN_MINT', 'TREASURY_CYCLE_MS', 'TREASURY_RESERVE_SOL', 'TREASURY_MIN_BUY_SOL', 'TREASURY_SLIPPAGE_BPS',
+  'FAUCET_SOL_PER_HOUR',
 ] as const;

@@ -50,6 +50,8 @@ export interface Runtime {
   readModel: { db: Kysely<any>; schema: string };
   /** Replaced by whoever starts the bundled chain, whose endpoints are known only once it runs. */
   chain: SolanaChain;
+  /** The time in ms as the service counts windows by (the faucet's hour); tests move it. */
+  clock: () => number;
   /** Calls `listener` after each append with the number of commands and entries it carried (metrics). */
   onLedgerBatch(listener: (commands: number, entries: number) => void): void;
   close(): Promise<void>;
@@ -60,7 +62,7 @@ export interface RuntimeOptions {
   applicationName?: string;
   /** Ledgers from this many entries without a stored decision state have it built in a worker thread (10,000). */
   buildStateInThreadFrom?: number;
-  /** The clock that times how long a reply's secrets are replayed (tests move it). */
+  /** The clock that times how long a reply's secrets are replayed and the faucet's hour (tests move it). */
   clock?: () => number;
 }
 
@@ -186,6 +188,7 @@ export async function buildRuntime(config: Config, log: Logger, options: Runtime
     bus,
     readModel: { db: database.db, schema: config.readModelSchema },
     chain: connectChain(config),
+    clock: options.clock ?? Date.now,
     onLedgerBatch(listener) {
       batchListeners.push(listener);
     },

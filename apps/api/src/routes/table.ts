@@ -14,6 +14,7 @@ import meAck from './identity/meAck';
 import register from './identity/register';
 import wallet from './wallet/wallet';
 import transfer from './wallet/transfer';
+import faucet from './wallet/faucet';
 import txSubmit from './trading/txSubmit';
 import deployToken from './tokens/deploy';
 import buyToken from './tokens/buy';
@@ -69,6 +70,7 @@ export function routeTable(): RouteSpec[] {
     agents,
     agent,
     wallet,
+    faucet,
     transfer,
     deployToken,
     buyToken,
