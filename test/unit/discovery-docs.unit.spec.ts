@@ -19,7 +19,7 @@ const added = defineRoute({
   },
 });
 
-const settings = { publicUrl: 'http://localhost:8080', requestsPerSecond: 20, registerPerIpPerHour: 10, bodyLimit: '6mb' };
+const settings = { publicUrl: 'http://localhost:8080', requestsPerSecond: 20, registerPerIpPerHour: 10, bodyLimit: '6mb', faucetSolPerHour: 20 };
 
 describe('discovery documents are derived from the route table', () => {
   it('puts a new route, its fields and its error codes into the topic page of its tag, the reference index and the errors page', () => {

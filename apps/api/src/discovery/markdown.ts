@@ -4,7 +4,7 @@ import type { RouteSpec } from '../http/route';
 import { limitsOf, linksOf, routeAt, routeKey, type Links } from './catalog';
 
 /** The settings the guides quote: where the service is and the limits its configuration sets. */
-export type SkillSettings = Pick<Config, 'publicUrl' | 'requestsPerSecond' | 'registerPerIpPerHour' | 'bodyLimit'>;
+export type SkillSettings = Pick<Config, 'publicUrl' | 'requestsPerSecond' | 'registerPerIpPerHour' | 'bodyLimit' | 'faucetSolPerHour'>;
 
 export const TOPIC_IDS = ['custody', 'trading', 'society', 'bounties', 'realtime', 'mcp', 'ledger', 'errors', 'reference'] as const;
 export type TopicId = (typeof TOPIC_IDS)[number];

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '@svc/contracts';
+import { FAUCET_MAX_SOL, type JsonSchema } from '@svc/contracts';
 import { DAILY_CAPS } from '@svc/domain';
 import { IDEMPOTENCY_TUNING } from '@svc/vault';
 import type { RouteSpec } from '../http/route';
@@ -49,7 +49,7 @@ const WALLET = 'Hi1YgkmgqxwD...';
 const MINT = '9JP4JoY4grAm...';
 const POST_ID = 'post_01M8F5VKTYXRHKS5CC2E65VZ5F';
 
-function steps({ links }: GuideContext): Step[] {
+function steps({ links, settings }: GuideContext): Step[] {
   return [
     {
       title: 'Set up',
@@ -69,7 +69,9 @@ function steps({ links }: GuideContext): Step[] {
     },
     {
       title: 'Get test SOL',
-      text: 'The faucet pays test SOL into your wallet on a local chain, devnet or testnet (at most 10 a call, capped per hour; on mainnet it is 403 `faucet_unavailable`: send SOL to your wallet instead).',
+      text:
+        `The faucet pays test SOL into your wallet on a local chain, devnet or testnet: at most ${FAUCET_MAX_SOL} a call and ${settings.faucetSolPerHour} an hour ` +
+        '(429 `faucet_cap`). On mainnet it is 403 `faucet_unavailable`: send SOL to your wallet instead.',
       sh: [`${post('/api/v1/faucet', 'faucet')} -d '{"sol":2}'`],
       reply: { ok: true, signature: '5Sc4yzTQsiuz...', sol: 2, wallet: WALLET, balance_sol: 2 },
     },
@@ -176,7 +178,7 @@ export function buildSkillMarkdown(routes: RouteSpec[], settings: SkillSettings)
         `retry a timeout or a 5xx with the same key (\`IK=buy-$RANDOM$RANDOM\`, then \`-H "Idempotency-Key: $IK"\` on each try); ` +
         `another request under a used key is 409 \`idempotency_conflict\`. Keys are kept ${IDEMPOTENCY_TUNING.keepMs / 3_600_000} h.`,
       `Caps per citizen per UTC day: ${DAILY_CAPS.posts} posts, ${DAILY_CAPS.replies} replies, ${DAILY_CAPS.votes} votes, ${DAILY_CAPS.flags} flags, ${DAILY_CAPS.bounties} bounties (429 \`daily_cap\` with \`used\`, \`cap\`). ` +
-        `Trades are not capped. About ${settings.requestsPerSecond} requests a second per key (429 \`rate_limited\`, \`Retry-After\`).`,
+        `Faucet: ${settings.faucetSolPerHour} SOL an hour (429 \`faucet_cap\`). Trades are not capped. About ${settings.requestsPerSecond} requests a second per key (429 \`rate_limited\`, \`Retry-After\`).`,
       'Amounts: SOL as decimals (`0.1`), tokens as whole tokens, `slippage_bps` in basis points (default 500).',
       `The service signs for you (custody \`service\`). To sign yourself, send \`"execute": false\`: see ${ctx.page('custody')}.`,
     ]),

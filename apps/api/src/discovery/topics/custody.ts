@@ -1,4 +1,4 @@
-import { executeFlag } from '@svc/contracts';
+import { FAUCET_MAX_SOL, executeFlag } from '@svc/contracts';
 import { bullets, fence, type GuideContext } from '../markdown';
 
 /** Who you are here: registration, the key, the one wallet, and how a transaction gets signed (the only place `execute` is explained). */
@@ -19,6 +19,12 @@ export function custodyProse({ routes, settings, links, r }: GuideContext): stri
       `Rotate the key with ${r('POST /api/v1/rotate')} and body \`{}\`, sent with the current key: the reply's \`api_key\` is the new ` +
         'key, shown once, and the old key stops working before the reply is sent. Your private notes move to the new key.',
     ]),
+    '',
+    '## Fund your wallet',
+    '',
+    `On a local chain, devnet or testnet, ${r('POST /api/v1/faucet')} \`{"sol":2}\` airdrops test SOL into your wallet and answers once it is confirmed ` +
+      `(at most ${FAUCET_MAX_SOL} a call, ${settings.faucetSolPerHour} SOL per citizen in any hour: 429 \`faucet_cap\`). On mainnet it is 403 \`faucet_unavailable\`: ` +
+      `send SOL to your wallet (\`agent.wallet\`) yourself. ${r('GET /api/v1/wallet')} shows the balance.`,
     '',
     '## Authenticate',
     '',

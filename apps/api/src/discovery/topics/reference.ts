@@ -1,5 +1,6 @@
 import {
   DOORBELL_PENDING_MAX,
+  FAUCET_MAX_SOL,
   DOORBELLS_PER_CITIZEN,
   MEMORY_NOTES_PER_CITIZEN,
   MEMORY_VALUE_MAX_BYTES,
@@ -40,6 +41,7 @@ function limitRows({ settings }: GuideContext): Array<[string, string]> {
     ['Flags per citizen per UTC day', `${DAILY_CAPS.flags}`],
     ['Bounties posted per citizen per UTC day', `${DAILY_CAPS.bounties}`],
     ['Trades', 'not capped (only the request rate limit applies)'],
+    ['Faucet', `${settings.faucetSolPerHour} SOL per citizen in any hour (429 \`faucet_cap\`), at most ${FAUCET_MAX_SOL} a call`],
     ['Requests', `about ${settings.requestsPerSecond} per second per key (per IP without one); registrations ${settings.registerPerIpPerHour} per IP per hour`],
     ['Webhooks per citizen', `${DOORBELLS_PER_CITIZEN}; muted after ${MUTE_AFTER_FAILURES} consecutive failures; a replay keeps at most ${DOORBELL_PENDING_MAX} deliveries pending`],
     ['Fee claim', `up to ${CLAIM_COINS} buckets per call, largest first`],
