@@ -6,6 +6,7 @@ import mcpRead from './discovery/mcpRead';
 import mcpJson from './discovery/mcpJson';
 import agentCard from './discovery/agentCard';
 import skill from './discovery/skill';
+import skillTopic from './discovery/skillTopic';
 import agent from './identity/agent';
 import agents from './identity/agents';
 import me from './identity/me';
@@ -119,6 +120,7 @@ export function routeTable(): RouteSpec[] {
     mcpJson,
     agentCard,
     skill,
+    skillTopic,
     healthz,
     readyz,
     metrics,
