@@ -84,6 +84,7 @@ export function coinView(facts: CoinFacts): Record<string, unknown> {
     market_cap_usd: times(marketCapSol, solUsd),
     progress: market?.progress ?? null,
     complete: market ? market.complete : null,
+    status: market?.status ?? null,
     supply,
     decimals: market?.decimals ?? null,
     bonding_curve: token?.bonding_curve ?? market?.bonding_curve ?? null,
