@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PublicKey, Transaction, VersionedTransaction, sendAndConfirmTransaction, type Connection } from '@solana/web3.js';
@@ -6,13 +5,12 @@ import { TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
 import { OnlinePumpSdk, PUMP_SDK, canonicalPumpPoolPda } from '@pump-fun/pump-sdk';
 import { PUMP_AMM_PROGRAM_ID } from '@pump-fun/pump-swap-sdk';
 import type { RunningApi } from '../../apps/api/src/server';
-import { startEmbedded, type RunningServer } from '../../scripts/embedded';
+import type { RunningServer } from '../../scripts/embedded';
 import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens';
-import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
 import { fundedKeypair } from '../support/localnet';
 import { checkedFetch } from '../support/openapi';
-import { startSecondApi } from '../support/servers';
+import { embeddedService, startSecondApi, type EmbeddedService } from '../support/servers';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
@@ -22,7 +20,7 @@ const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJA
  * and an API whose GRADUATION_WAIT_MS passes first answers 503 graduating (HTTP and MCP alike), never the aggregator.
  */
 describe('graduating coins: between the curve and the pool', () => {
-  let db: FreshDatabase;
+  let service: EmbeddedService;
   let server: RunningServer;
   /** A second API on the same database and chain that waits 300 ms for a pool. */
   let impatient: RunningApi;
@@ -31,19 +29,15 @@ describe('graduating coins: between the curve and the pool', () => {
   let mint: string;
 
   beforeAll(async () => {
-    db = await freshDatabase('graduating');
     // Long enough that the test's own `migrate` lands within it on a busy machine.
-    server = await startEmbedded(
-      testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('graduating'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64'), GRADUATION_WAIT_MS: '20000' }),
-      { graduationKeeper: false },
-    );
+    service = await embeddedService('graduating', { GRADUATION_WAIT_MS: '20000' }, { graduationKeeper: false });
+    server = service.server;
     base = server.url;
     impatient = await startSecondApi(server, { GRADUATION_WAIT_MS: '300' });
   }, 60_000);
   afterAll(async () => {
     await impatient?.close();
-    await server?.close();
-    await db?.drop();
+    await service?.close();
   });
 
   const connection = (): Connection => server.services.chain.connection;
@@ -95,6 +89,8 @@ describe('graduating coins: between the curve and the pool', () => {
     expect(page.status).toBe(200);
     expect(page.body).toMatchObject({ venue: 'pump', complete: true, status: 'graduating', progress: 1, pool: null, reserves: { source: 'bonding_curve' } });
     expect(page.body.price_sol).toBeGreaterThan(0);
+    // Its curve takes no more trades and its pool is not there yet: no listing is where trades go now.
+    expect(page.body.markets.filter((m: { active?: boolean }) => m.active)).toEqual([]);
     const list = await call(base, 'GET', '/api/v1/tokens');
     expect(list.body.tokens.find((t: { mint: string }) => t.mint === mint)).toMatchObject({ venue: 'pump', complete: true, status: 'graduating' });
   }, 60_000);
