@@ -8,6 +8,8 @@ export interface BundledOptions {
   dataDir: string | null;
   solUsd: number;
   onError?: (error: unknown) => void;
+  /** Off: complete curves stay unmigrated until someone sends `migrate` (tests hold a coin between curve and pool). */
+  graduationKeeper?: boolean;
 }
 
 /**
@@ -23,6 +25,7 @@ export function startBundledLocalnet(options: BundledOptions): Promise<Localnet>
     seeds: [stablecoinSeed({ solUsd: options.solUsd })],
     routes: [jupiterRoutes({ solUsd: options.solUsd })],
     onError: options.onError,
+    graduationKeeper: options.graduationKeeper,
   });
   return started.catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'EADDRINUSE') throw error;

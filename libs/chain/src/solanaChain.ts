@@ -1,5 +1,6 @@
 import { Connection } from '@solana/web3.js';
 import { Aggregator } from './venues/aggregator';
+import { PoolWatch } from './venues/graduation';
 
 export const WRAPPED_SOL_MINT = 'So11111111111111111111111111111111111111112';
 const PRICE_TTL_MS = 60_000;
@@ -55,10 +56,13 @@ export class SolanaChain {
 
   /** The aggregator behind `jupiter` trades and swaps. */
   readonly aggregator: Aggregator;
+  /** What trades on graduating coins wait on for their pools. */
+  readonly pools: PoolWatch;
 
   constructor(readonly options: ChainOptions) {
     this.connection = new Connection(options.rpcUrl, { commitment: 'confirmed', wsEndpoint: options.wsUrl });
     this.aggregator = new Aggregator(options.jupiterUrl ?? options.rpcUrl, options.fetch);
+    this.pools = new PoolWatch(this.connection);
   }
 
   /**

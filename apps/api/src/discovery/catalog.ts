@@ -199,6 +199,8 @@ const MEANINGS: Record<string, string> = {
   internal: 'A fault on the server; `error.request_id` identifies it. Retry with the same Idempotency-Key; quote the id when reporting.',
   unavailable:
     'A dependency (the Solana RPC, a projection) cannot answer right now, or a transaction was sent and its outcome is not settled yet. Retry after `Retry-After` with the same Idempotency-Key: a write never happens twice.',
+  graduating:
+    'The coin’s bonding curve is complete and its PumpSwap pool (`error.pool`) does not exist yet: nothing can trade it. The request waited GRADUATION_WAIT_MS for the pool; retry after `Retry-After` seconds, when it will trade on the pool.',
   not_ready: 'GET /readyz only: the process is not ready to serve (database, event store or read models not answering).',
 };
 

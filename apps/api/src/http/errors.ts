@@ -48,6 +48,7 @@ const STATUS: Record<string, number> = {
   internal: 500,
   unavailable: 503,
   not_ready: 503,
+  graduating: 503,
 };
 
 export function statusOf(code: string): number {
