@@ -9,8 +9,10 @@ import { TREASURY_WALLET, buildRuntime, connectChain, createLogger, ensureServic
 import { startServer, type RunningApi } from '../apps/api/src/server';
 
 export interface EmbeddedOptions extends WorkersOptions {
-  /** The clock that times how long a reply's secrets are replayed (tests move it). */
+  /** The clock that times how long a reply's secrets are replayed and the faucet's hour (tests move it). */
   clock?: () => number;
+  /** The bundled chain's graduation keeper; off, complete curves wait for a `migrate` someone else sends. */
+  graduationKeeper?: boolean;
 }
 
 export interface RunningServer extends RunningApi {
@@ -74,6 +76,7 @@ export async function startEmbedded(config: Config, options: EmbeddedOptions = {
         dataDir: config.dataDir,
         solUsd: config.localnetSolUsd,
         onError: (error) => log.error({ err: error }, 'localnet internal error'),
+        graduationKeeper: options.graduationKeeper,
       });
       await runtime.chain.close();
       runtime.chain = connectChain(config, localnet);

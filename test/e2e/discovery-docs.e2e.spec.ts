@@ -1,3 +1,4 @@
+import { executeFlag } from '@svc/contracts';
 import { HASH_CONSTRUCTION } from '@svc/ledger';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { statusOf } from '../../apps/api/src/http/errors';
@@ -28,10 +29,13 @@ const CARD_FIELDS = [
   'defaultOutputModes', 'interfaces', 'skills',
 ];
 
+/** The guide's topic pages (issue 25: the reference moved off /skill.md). */
+const TOPICS = ['custody', 'trading', 'society', 'bounties', 'realtime', 'mcp', 'ledger', 'errors', 'reference'];
+
 const key = (route: Pick<RouteSpec, 'method' | 'path'>) => `${route.method.toUpperCase()} ${route.path}`;
 const INFRASTRUCTURE = new Set(['Discovery', 'Operations']);
 
-describe('discovery documents: mcp.json, agent.json, skill.md', () => {
+describe('discovery documents: mcp.json, agent.json, skill.md and its topic pages', () => {
   let db: FreshDatabase;
   let server: RunningServer;
 
@@ -61,7 +65,8 @@ describe('discovery documents: mcp.json, agent.json, skill.md', () => {
     expect(doc.idempotency.argument).toBe('idempotency_key');
 
     const full = doc.tools.full as Array<{ name: string; inputSchema: { type: string }; description: string; endpoint: string }>;
-    expect(full.map((t) => t.name).sort()).toEqual([...SPEC_TOOLS].sort());
+    // Beyond the spec's names, issue 25's: svc_faucet.
+    expect(full.map((t) => t.name).sort()).toEqual([...SPEC_TOOLS, 'svc_faucet'].sort());
     const expected = mcpTools(routeTable(), 'full');
     for (const tool of expected) {
       const listed = full.find((t) => t.name === tool.name)!;
@@ -126,6 +131,11 @@ describe('discovery documents: mcp.json, agent.json, skill.md', () => {
     expect(byTransport('MCP')).toMatchObject({ url: `${PUBLIC_URL}/mcp`, readOnlyUrl: `${PUBLIC_URL}/mcp/read` });
     expect(byTransport('WebSocket')).toMatchObject({ url: 'wss://society.example/ws' });
 
+    // The guide: the quick start and every topic page, and each skill's page.
+    expect(card.guides.quickStart).toBe(`${PUBLIC_URL}/skill.md`);
+    expect(card.guides.topics.map((t: { url: string }) => t.url)).toEqual(TOPICS.map((topic) => `${PUBLIC_URL}/skill/${topic}.md`));
+    for (const skill of card.skills) expect(card.guides.topics.map((t: { url: string }) => t.url)).toContain(skill.documentationUrl);
+
     const skills = card.skills as Array<{ id: string; name: string; description: string; tags: string[]; routes: Array<{ method: string; path: string }>; tools: string[] }>;
     expect(skills.map((s) => s.id).sort()).toEqual(['bounties', 'identity', 'records', 'society', 'trading']);
     for (const skill of skills) {
@@ -144,36 +154,67 @@ describe('discovery documents: mcp.json, agent.json, skill.md', () => {
     }
   });
 
-  it('serves /skill.md as Markdown covering every route, tool and error code, and how to stay current and verify', async () => {
+  /** Every page of the guide: /skill.md and the topic pages it links, by path. */
+  async function guidePages(): Promise<Map<string, string>> {
     const res = await call(server.url, 'GET', '/skill.md');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/markdown; charset=utf-8/i);
-    const text = res.body as string;
-    expect(typeof text).toBe('string');
+    const pages = new Map<string, string>([['/skill.md', res.body as string]]);
+    const linked = [...(res.body as string).matchAll(/\]\(https:\/\/society\.example(\/skill\/[a-z]+\.md)\)/g)].map((m) => m[1]!);
+    for (const path of new Set(linked)) {
+      const page = await call(server.url, 'GET', path);
+      expect([path, page.status]).toEqual([path, 200]);
+      expect(page.headers.get('content-type')).toMatch(/^text\/markdown; charset=utf-8/i);
+      pages.set(path, page.body as string);
+    }
+    return pages;
+  }
 
+  it('links a topic page for each of custody, trading, society, bounties, realtime, mcp, ledger, errors and reference', async () => {
+    const pages = await guidePages();
+    expect([...pages.keys()].sort()).toEqual(
+      ['/skill.md', ...TOPICS.map((topic) => `/skill/${topic}.md`)].sort(),
+    );
+    const missing = await call(server.url, 'GET', '/skill/nonsense.md');
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.code).toBe('not_found');
+  });
+
+  it('documents every route once, with its fields, on the topic pages, and every tool and error code', async () => {
+    const pages = await guidePages();
+    const topics = [...pages].filter(([path]) => path !== '/skill.md');
+    const text = topics.map(([, page]) => page).join('\n');
     const routes = routeTable();
-    for (const route of routes) expect([key(route), text.includes(key(route))]).toEqual([key(route), true]);
-    for (const tool of SPEC_TOOLS) expect([tool, text.includes(tool)]).toEqual([tool, true]);
+    for (const tool of SPEC_TOOLS) expect([tool, pages.get('/skill/mcp.md')!.includes(tool)]).toEqual([tool, true]);
 
     // Every code a client can meet, in the errors table with its HTTP status.
+    const errors = pages.get('/skill/errors.md')!;
     const codes = new Set([...COMMON_CODES, ...routes.flatMap((route) => route.errors ?? [])]);
     for (const code of codes) {
-      expect([code, text.includes(`| ${statusOf(code)} | \`${code}\` |`)]).toEqual([code, true]);
+      expect([code, errors.includes(`| ${statusOf(code)} | \`${code}\` |`)]).toEqual([code, true]);
     }
 
-    // The reference section lists each route's request fields under its heading.
-    const reference = text.slice(text.indexOf('Reference: every route'));
+    // Each route has its entry, with its request fields, on exactly one page, and the reference's index points there.
+    const reference = pages.get('/skill/reference.md')!;
     for (const route of routes) {
-      const start = reference.indexOf(`#### \`${key(route)}\``);
-      expect([key(route), start]).not.toEqual([key(route), -1]);
-      const next = reference.indexOf('\n#### ', start + 1);
-      const entry = reference.slice(start, next === -1 ? undefined : next);
+      const heading = `#### \`${key(route)}\``;
+      const holders = topics.filter(([, page]) => page.includes(`${heading}\n`));
+      expect([key(route), holders.length]).toEqual([key(route), 1]);
+      const [path, page] = holders[0]!;
+      expect([key(route), reference.includes(`| \`${key(route)}\` | [${path.slice('/skill/'.length, -'.md'.length)}](`)]).toEqual([key(route), true]);
+      const start = page.indexOf(heading);
+      const next = page.indexOf('\n#### ', start + 1);
+      const entry = page.slice(start, next === -1 ? undefined : next);
       for (const schema of [route.params, route.query, route.body]) {
         for (const field of Object.keys((schema?.properties ?? {}) as object)) {
           expect([key(route), field, entry.includes(`\`${field}\``)]).toEqual([key(route), field, true]);
         }
       }
     }
+
+    // What `execute` does is said once, on the custody page; the routes that take it point there.
+    const executeText = (executeFlag.description as string).slice(0, 80);
+    expect(topics.filter(([, page]) => page.includes(executeText)).map(([path]) => path)).toEqual(['/skill/custody.md']);
 
     for (const needle of [
       HASH_CONSTRUCTION,

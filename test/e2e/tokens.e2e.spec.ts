@@ -138,6 +138,7 @@ describe('token pages: GET /api/v1/tokens and GET /api/v1/tokens/{mint}', () => 
       launched_here: true,
       venue: 'pump',
       complete: false,
+      status: 'bonding',
       supply: 1e9,
       decimals: 6,
       bonding_curve: bondingCurvePda(new PublicKey(mint)).toBase58(),
@@ -243,6 +244,7 @@ describe('token pages: GET /api/v1/tokens and GET /api/v1/tokens/{mint}', () => 
       mint: elsewhere.toBase58(),
       launched_here: false,
       venue: 'jupiter',
+      status: 'listed',
       name: null,
       symbol: null,
       price_sol: null,
@@ -284,7 +286,7 @@ describe('token pages: GET /api/v1/tokens and GET /api/v1/tokens/{mint}', () => 
 
     const got = await page(mint);
     const pool = canonicalPumpPoolPda(new PublicKey(mint)).toBase58();
-    expect(got.body).toMatchObject({ venue: 'pump-amm', complete: true, progress: 1, pool: { address: pool }, reserves: { source: 'pool' } });
+    expect(got.body).toMatchObject({ venue: 'pump-amm', complete: true, status: 'graduated', progress: 1, pool: { address: pool }, reserves: { source: 'pool' } });
     expect(got.body.reserves.base_reserve).toBe(got.body.pool.base_reserve);
     expect(got.body.price_sol).toBe((got.body.pool.quote_reserve + got.body.pool.virtual_quote_reserve) / got.body.pool.base_reserve);
     expect(got.body.markets).toEqual(expect.arrayContaining([{ name: 'PumpSwap', url: expect.stringContaining(mint), venue: 'pump-amm', active: true, pool }]));

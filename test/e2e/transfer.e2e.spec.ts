@@ -10,6 +10,7 @@ import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } fro
 import { airdrop, registerCitizen, spendsOf } from '../support/citizens';
 import { call } from '../support/http';
 import { ledgerEntries } from '../support/ledger';
+import { withRpcProxy } from '../support/rpcProxy';
 
 interface Citizen {
   id: string;
@@ -175,27 +176,8 @@ describe('POST /api/v1/transfer and POST /api/v1/tx/submit on the local chain', 
    * Runs `during` with the service's chain behind a proxy that loses every sendTransaction (a 503 from a load
    * balancer): the signed bytes are stored, and nobody can tell whether they went out.
    */
-  async function withSendsLost<T>(during: () => Promise<T>): Promise<T> {
-    const upstream = server.services.chain.options.rpcUrl;
-    const proxy = http.createServer((req, res) => {
-      let raw = '';
-      req.on('data', (chunk) => (raw += chunk));
-      req.on('end', async () => {
-        if (raw.includes('"sendTransaction"')) return res.writeHead(503).end('no healthy upstream');
-        const answer = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw });
-        res.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
-      });
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const reachable = server.services.chain;
-    server.services.chain = new SolanaChain({ ...reachable.options, rpcUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, wsUrl: reachable.connection.rpcEndpoint.replace(/^http/, 'ws').replace(/:(\d+)/, (_m, port) => `:${Number(port) + 1}`) });
-    try {
-      return await during();
-    } finally {
-      await server.services.chain.close();
-      server.services.chain = reachable;
-      await new Promise((resolve) => proxy.close(resolve));
-    }
+  function withSendsLost<T>(during: () => Promise<T>): Promise<T> {
+    return withRpcProxy(server.services, (raw) => (raw.includes('"sendTransaction"') ? { status: 503, body: 'no healthy upstream' } : undefined), during);
   }
 
   it('checks stored bytes on the chain as it is now before sending them again: one that would fail is marked failed, unsent', async () => {

@@ -1,6 +1,7 @@
 import { buildAgentCard } from '../../apps/api/src/discovery/agentCard';
 import { linksOf } from '../../apps/api/src/discovery/catalog';
-import { buildSkillMarkdown } from '../../apps/api/src/discovery/skill';
+import { buildSkillMarkdown, QUICK_START_MAX_BYTES, RULES_HEADING } from '../../apps/api/src/discovery/skill';
+import { buildTopicPage, topicOf } from '../../apps/api/src/discovery/topics';
 import { defineRoute } from '../../apps/api/src/http/route';
 import { routeTable } from '../../apps/api/src/routes/table';
 
@@ -18,15 +19,25 @@ const added = defineRoute({
   },
 });
 
-const settings = { publicUrl: 'http://localhost:8080', requestsPerSecond: 20, registerPerIpPerHour: 10, bodyLimit: '6mb' };
+const settings = { publicUrl: 'http://localhost:8080', requestsPerSecond: 20, registerPerIpPerHour: 10, bodyLimit: '6mb', faucetSolPerHour: 20 };
 
 describe('discovery documents are derived from the route table', () => {
-  it('puts a new route, its fields and its error codes into skill.md', () => {
-    const text = buildSkillMarkdown([...routeTable(), added], settings);
-    expect(text).toContain('#### `GET /api/v1/brand-new`');
-    expect(text).toContain('`zeta` [query]: integer, 1-9');
-    expect(text).toMatch(/\| 400 \| `brand_new_code` \|/);
-    expect(buildSkillMarkdown(routeTable(), settings)).not.toContain('/api/v1/brand-new');
+  it('puts a new route, its fields and its error codes into the topic page of its tag, the reference index and the errors page', () => {
+    const routes = [...routeTable(), added];
+    expect(topicOf(added)).toBe('society');
+    const society = buildTopicPage('society', routes, settings);
+    expect(society).toContain('#### `GET /api/v1/brand-new`');
+    expect(society).toContain('`zeta` [query]: integer, 1-9');
+    expect(buildTopicPage('reference', routes, settings)).toContain('| `GET /api/v1/brand-new` | [society](http://localhost:8080/skill/society.md) |');
+    expect(buildTopicPage('errors', routes, settings)).toMatch(/\| 400 \| `brand_new_code` \|/);
+    expect(buildTopicPage('society', routeTable(), settings)).not.toContain('/api/v1/brand-new');
+  });
+
+  it('keeps the quick start of skill.md within 8 KB, before its rules', () => {
+    const text = buildSkillMarkdown(routeTable(), settings);
+    const end = text.indexOf(RULES_HEADING);
+    expect(end).toBeGreaterThan(0);
+    expect(Buffer.byteLength(text.slice(0, end))).toBeLessThanOrEqual(QUICK_START_MAX_BYTES);
   });
 
   it('puts a new route into the skill of its area on the agent card', () => {

@@ -31,8 +31,29 @@ describe('the README', () => {
       ['PROJECTOR_HEALTH_PORT', config.projectorHealthPort],
       ['READ_MODEL_SCHEMA', config.readModelSchema],
       ['BODY_LIMIT', config.bodyLimit],
+      ['FAUCET_SOL_PER_HOUR', config.faucetSolPerHour],
     ] as const) {
       expect(readme).toContain(`| \`${name}\` | \`${value}\` |`);
     }
+  });
+
+  it('names no file a clone does not have', () => {
+    const root = path.resolve(__dirname, '../..');
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        if (entry.name === 'node_modules' || entry.name === '.git' || entry.name === 'data') continue;
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(full);
+        else files.push(path.relative(root, full));
+      }
+    };
+    walk(root);
+    // A file name in code spans (`scripts/start.ts`, `loop.ts`); paths the service serves start with a slash, and
+    // names with a placeholder (`<timestamp>`) are what a command writes.
+    const named = [...readme.matchAll(/`([\w.-]+(?:\/[\w.-]+)*\.(?:md|ts|json|ya?ml|js|sh))`/g)].map((m) => m[1]!);
+    expect(named.length).toBeGreaterThan(0);
+    const missing = named.filter((name) => !files.some((file) => file === name || file.endsWith(`/${name}`)));
+    expect(missing).toEqual([]);
   });
 });

@@ -9,6 +9,8 @@ export interface BundledOptions {
   dataDir: string | null;
   solUsd: number;
   onError?: (error: unknown) => void;
+  /** Off: complete curves stay unmigrated until someone sends `migrate` (tests hold a coin between curve and pool). */
+  graduationKeeper?: boolean;
 }
 
 /**
@@ -25,6 +27,7 @@ export function startBundledLocalnet(options: BundledOptions): Promise<Localnet>
     routes: [jupiterRoutes({ solUsd: options.solUsd })],
     identity: { [BUNDLED_CHAIN_FIELD]: { serves: ['price', 'swap'] } satisfies BundledChainIdentity },
     onError: options.onError,
+    graduationKeeper: options.graduationKeeper,
   });
   return started.catch((error: NodeJS.ErrnoException) => {
     if (error.code !== 'EADDRINUSE') throw error;

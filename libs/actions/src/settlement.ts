@@ -39,6 +39,15 @@ export interface PipelineDeps {
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
+/** Where the record of a transaction the ledger holds already stands. */
+export async function recordedReceipt(deps: Pick<PipelineDeps, 'writer' | 'store'>, signature: string): Promise<{ seq: number; hash: string }> {
+  const seq = await deps.writer.read((state) => state.actions.bySignature.get(signature));
+  if (seq === undefined) throw new Error(`transaction ${signature} is not on the ledger`);
+  const [stored] = await deps.store.readForward(LEDGER_STREAM, seq, 1);
+  const entry = JSON.parse(stored!.data) as LedgerEntry;
+  return { seq: entry.seq, hash: entry.hash };
+}
+
 /**
  * Everything that finishes what an outbox row started, whoever asks (the request that reserved it, a retry
  * under its Idempotency-Key, a recovery pass): send and confirm, record on the ledger once, or settle a
@@ -191,7 +200,7 @@ export class Settlement {
       throw Rejected.of({ ...outcome.rejection, details: { ...outcome.rejection.details, signature } });
     }
     const last = outcome.entries.at(-1);
-    const receipt = last ? { seq: last.seq, hash: last.hash } : ((await this.deps.outbox.get(row.id))?.receipt ?? (await this.recordedReceipt(signature)));
+    const receipt = last ? { seq: last.seq, hash: last.hash } : ((await this.deps.outbox.get(row.id))?.receipt ?? (await recordedReceipt(this.deps, signature)));
     await this.deps.outbox.markDone(row.id, receipt);
     return receipt;
   }
@@ -204,14 +213,6 @@ export class Settlement {
       return { ...rest, data: { ...rest.data, signature, details: { ...rest.data.details, observed } } };
     }
     return { ...template, data: { ...template.data, signature } } as LedgerCommand;
-  }
-
-  private async recordedReceipt(signature: string): Promise<{ seq: number; hash: string }> {
-    const seq = await this.deps.writer.read((state) => state.actions.bySignature.get(signature));
-    if (seq === undefined) throw new Error(`transaction ${signature} is not on the ledger`);
-    const [stored] = await this.deps.store.readForward(LEDGER_STREAM, seq, 1);
-    const entry = JSON.parse(stored!.data) as LedgerEntry;
-    return { seq: entry.seq, hash: entry.hash };
   }
 
   /**

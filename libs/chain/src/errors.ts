@@ -6,9 +6,11 @@ import { SendTransactionError } from '@solana/web3.js';
  * - `send_failed`: the RPC refused the transaction (preflight) or it expired; nothing landed;
  * - `tx_failed`: it landed and failed; only the fee was charged;
  * - `invalid_request`, `invalid_pubkey`, `unknown_mint`, `no_balance`: what was asked cannot be done on this chain;
- * - `unavailable`: a service the chain side depends on (the aggregator) did not answer; nothing was sent.
+ * - `unavailable`: a service the chain side depends on (the aggregator) did not answer; nothing was sent;
+ * - `graduating`: the coin's bonding curve is complete and its PumpSwap pool does not exist yet: nothing trades it
+ *   until the migration lands.
  */
-export type ChainErrorCode = 'insufficient' | 'send_failed' | 'tx_failed' | 'invalid_request' | 'invalid_pubkey' | 'unknown_mint' | 'no_balance' | 'unavailable';
+export type ChainErrorCode = 'insufficient' | 'send_failed' | 'tx_failed' | 'invalid_request' | 'invalid_pubkey' | 'unknown_mint' | 'no_balance' | 'unavailable' | 'graduating';
 
 /**
  * The chain side's own refusal; whoever answers the caller (the action pipeline, a route) turns it into theirs.

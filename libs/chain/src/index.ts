@@ -6,3 +6,4 @@ export * from './tokens';
 export * from './venues';
 export * from './pda';
 export * from './funds';
+export * from './faucet';

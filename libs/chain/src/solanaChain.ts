@@ -1,5 +1,6 @@
 import { Connection } from '@solana/web3.js';
 import { Aggregator } from './venues/aggregator';
+import { PoolWatch } from './venues/graduation';
 
 export const WRAPPED_SOL_MINT = 'So11111111111111111111111111111111111111112';
 const PRICE_TTL_MS = 60_000;
@@ -50,13 +51,18 @@ export class SolanaChain {
   private readonly lookups = new Map<string, Promise<void>>();
   /** The last reachability probe, from when it was asked; in flight or answered, callers share it. */
   private probe?: { at: number; answer: Promise<boolean> };
+  /** The cluster's genesis hash, asked once: it never changes behind one RPC URL. */
+  private genesis?: Promise<string>;
 
   /** The aggregator behind `jupiter` trades and swaps. */
   readonly aggregator: Aggregator;
+  /** What trades on graduating coins wait on for their pools. */
+  readonly pools: PoolWatch;
 
   constructor(readonly options: ChainOptions) {
     this.connection = new Connection(options.rpcUrl, { commitment: 'confirmed', wsEndpoint: options.wsUrl });
     this.aggregator = new Aggregator(options.jupiterUrl ?? options.rpcUrl, options.fetch);
+    this.pools = new PoolWatch(this.connection);
   }
 
   /**
@@ -83,6 +89,18 @@ export class SolanaChain {
     } catch {
       return false;
     }
+  }
+
+  /** Which cluster the RPC serves, by its genesis hash: asked once, and again only after an ask that failed. */
+  genesisHash(): Promise<string> {
+    if (!this.genesis) {
+      const asked = this.connection.getGenesisHash();
+      this.genesis = asked;
+      asked.catch(() => {
+        if (this.genesis === asked) this.genesis = undefined;
+      });
+    }
+    return this.genesis;
   }
 
   /** SOL/USD, as usdPrices prices any mint (SOL is wrapped SOL's mint). */

@@ -226,7 +226,7 @@ export class OutcomeUnknownError extends Error {
 }
 
 /** Waits for a sent transaction: confirmed, failed on-chain (tx_failed with logs) or expired (send_failed). */
-export async function confirmSignature(connection: Connection, signed: SignedTransaction, abortSignal?: AbortSignal): Promise<{ signature: string; slot: number }> {
+export async function confirmSignature(connection: Connection, signed: Omit<SignedTransaction, 'wire'>, abortSignal?: AbortSignal): Promise<{ signature: string; slot: number }> {
   const { signature, blockhash, lastValidBlockHeight } = signed;
   let slot: number;
   try {

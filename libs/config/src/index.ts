@@ -60,6 +60,8 @@ export interface Config {
   bodyLimit: string;
   /** How often a process's recovery pass looks for on-chain actions another (dead) process left unsettled. */
   outboxRecoveryMs: number;
+  /** How long a buy, sell or quote of a coin between its curve and its pool waits for the pool before 503 graduating. */
+  graduationWaitMs: number;
   /** The service token the treasury buys back and burns; unset = the one the embedded start deployed, if any. */
   treasuryTokenMint?: string;
   /** How often the treasury runs a buyback cycle; 0 = never on its own (cycles run only when asked). */
@@ -70,6 +72,8 @@ export interface Config {
   treasuryMinBuySol: number;
   /** Slippage of the treasury's buys, in basis points. */
   treasurySlippageBps: number;
+  /** Test SOL one citizen may take from POST /api/v1/faucet in any rolling hour. */
+  faucetSolPerHour: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -162,11 +166,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     projectorHealthPort: int(env, 'PROJECTOR_HEALTH_PORT', 9464),
     bodyLimit: str(env, 'BODY_LIMIT') ?? '6mb',
     outboxRecoveryMs: within(int(env, 'OUTBOX_RECOVERY_MS', 30_000), 'OUTBOX_RECOVERY_MS', 100, 86_400_000, 'a period in milliseconds'),
+    graduationWaitMs: within(int(env, 'GRADUATION_WAIT_MS', 5_000), 'GRADUATION_WAIT_MS', 0, 60_000, 'milliseconds a request is held; 0 answers at once'),
     treasuryTokenMint: base58Key(str(env, 'TREASURY_TOKEN_MINT'), 'TREASURY_TOKEN_MINT'),
     treasuryCycleMs: cyclePeriod(int(env, 'TREASURY_CYCLE_MS', 60_000)),
     treasuryReserveSol: within(int(env, 'TREASURY_RESERVE_SOL', 0.05), 'TREASURY_RESERVE_SOL', 0.01, 1e6, 'it pays network fees, the rent of the accounts a first buy opens, and keeps the wallet rent-exempt'),
     treasuryMinBuySol: within(int(env, 'TREASURY_MIN_BUY_SOL', 0.01), 'TREASURY_MIN_BUY_SOL', 0, 1e6, 'an amount of SOL'),
     treasurySlippageBps: within(int(env, 'TREASURY_SLIPPAGE_BPS', 500), 'TREASURY_SLIPPAGE_BPS', 0, 9_999, 'basis points'),
+    faucetSolPerHour: within(int(env, 'FAUCET_SOL_PER_HOUR', 20), 'FAUCET_SOL_PER_HOUR', Number.MIN_VALUE, 1e6, 'an amount of SOL'),
   };
 }
 
@@ -177,6 +183,7 @@ export const CONFIG_VARIABLES = [
   'LOCALNET_PORT', 'LOCALNET_SOL_USD', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
   'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'SECRET_REPLAY_MS', 'CHECKPOINT_POLL_MS', 'SNAPSHOT_EVERY', 'STATE_HOT_KEYS',
   'DATABASE_CONNECT_TIMEOUT_MS', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'ATTEST_FULL_EVERY_MS', 'PROJECTOR_BATCH_SIZE',
-  'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS',
+  'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS', 'GRADUATION_WAIT_MS',
   'TREASURY_TOKEN_MINT', 'TREASURY_CYCLE_MS', 'TREASURY_RESERVE_SOL', 'TREASURY_MIN_BUY_SOL', 'TREASURY_SLIPPAGE_BPS',
+  'FAUCET_SOL_PER_HOUR',
 ] as const;

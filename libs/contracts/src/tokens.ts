@@ -55,6 +55,13 @@ const tokenFields: Record<string, JsonSchema> = {
   market_cap_usd: nullableNumber,
   progress: { ...nullableNumber, description: 'bonding-curve progress 0-1: 1 − tokens left for sale / tokens for sale at launch; 1 once complete or graduated' },
   complete: { type: ['boolean', 'null'], description: 'the curve is bought out (graduated or awaiting migration)' },
+  status: {
+    type: ['string', 'null'],
+    enum: ['bonding', 'graduating', 'graduated', 'listed', null],
+    description:
+      '`bonding` on its curve; `graduating` its curve complete and its PumpSwap pool not created yet (venue `pump`: trades wait for the pool, ' +
+      'else 503 graduating); `graduated` off its curve (into its pool, or elsewhere); `listed` never on pump; null before the chain was read',
+  },
   supply: { ...nullableNumber, description: 'whole tokens in circulation' },
   decimals: { type: ['integer', 'null'] },
   reserves: { oneOf: [curveReserves, poolReserves, { type: 'null' }], description: 'the curve’s reserves while the coin is on it, the pool’s once graduated' },
@@ -116,7 +123,7 @@ const tokenFields: Record<string, JsonSchema> = {
 
 export const tokenSummary: JsonSchema = {
   type: 'object',
-  required: ['mint', 'venue', 'name', 'symbol', 'price_sol', 'price_usd', 'market_cap_usd', 'progress', 'bonding_curve', 'creator', 'links', 'deployed_by', 'deployed_at', 'seq'],
+  required: ['mint', 'venue', 'status', 'name', 'symbol', 'price_sol', 'price_usd', 'market_cap_usd', 'progress', 'bonding_curve', 'creator', 'links', 'deployed_by', 'deployed_at', 'seq'],
   properties: tokenFields,
 };
 

@@ -1,4 +1,5 @@
-import type { JsonSchema } from './validator';
+import { receipt } from './common';
+import type { JsonSchema, LiteralSchema } from './validator';
 
 const usd = (description: string): JsonSchema => ({ type: ['number', 'null'], minimum: 0, description });
 
@@ -36,5 +37,35 @@ export const walletResponse: JsonSchema = {
       description: 'one entry per token account with a balance, under SPL Token and Token-2022 alike; most valuable first, unpriced last',
     },
     portfolio_usd: usd('sol_usd plus the value_usd of every priced holding (an unpriced holding counts 0); null when SOL has no price'),
+  },
+};
+
+/** The most test SOL one faucet request gives. */
+export const FAUCET_MAX_SOL = 10;
+
+export const faucetBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    sol: {
+      type: 'number',
+      exclusiveMinimum: 0,
+      maximum: FAUCET_MAX_SOL,
+      default: 2,
+      description: `test SOL to airdrop into your wallet: more than 0, at most ${FAUCET_MAX_SOL}, to the lamport (9 decimals)`,
+    },
+  },
+} as const satisfies LiteralSchema;
+
+export const faucetResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'signature', 'sol', 'wallet', 'balance_sol', 'ledger'],
+  properties: {
+    ok: { const: true },
+    signature: { type: 'string', description: 'the confirmed airdrop transaction' },
+    sol: { type: 'number', description: 'SOL airdropped' },
+    wallet: { type: 'string', description: 'your wallet, which received it' },
+    balance_sol: { type: 'number', minimum: 0, description: 'the wallet’s SOL balance at `confirmed` after the airdrop' },
+    ledger: { ...receipt, description: 'the `faucet` entry on the public ledger (shown by GET /api/v1/activity)' },
   },
 };

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { MarketState, VenueName } from '@svc/chain';
+import { marketStatus, type MarketState, type MarketStatus, type VenueName } from '@svc/chain';
 import { execAll, type Migration } from '@svc/readmodel';
 import { MarketDataStore } from './store';
 
@@ -55,6 +55,7 @@ const migrations: Migration[] = [
 export interface MarketView {
   mint: string;
   venue: VenueName;
+  status: MarketStatus;
   token_program: string;
   decimals: number;
   supply: number;
@@ -89,6 +90,7 @@ function toView(row: any): MarketView {
   return {
     mint: row.mint,
     venue: row.venue,
+    status: marketStatus(row.venue, row.complete, Boolean(row.bonding_curve)),
     token_program: row.token_program,
     decimals: Number(row.decimals),
     supply: Number(row.supply),

@@ -51,6 +51,8 @@ export interface Runtime {
   readModel: { db: Kysely<any>; schema: string };
   /** Replaced by whoever starts the bundled chain, whose endpoints are known only once it runs. */
   chain: SolanaChain;
+  /** The time in ms as the service counts windows by (the faucet's hour); tests move it. */
+  clock: () => number;
   /** Calls `listener` after each append with the number of commands and entries it carried (metrics). */
   onLedgerBatch(listener: (commands: number, entries: number) => void): void;
   close(): Promise<void>;
@@ -61,7 +63,7 @@ export interface RuntimeOptions {
   applicationName?: string;
   /** Ledgers from this many entries without a stored decision state have it built in a worker thread (10,000). */
   buildStateInThreadFrom?: number;
-  /** The clock that times how long a reply's secrets are replayed (tests move it). */
+  /** The clock that times how long a reply's secrets are replayed and the faucet's hour (tests move it). */
   clock?: () => number;
 }
 
@@ -220,6 +222,7 @@ export async function buildRuntime(configured: Config, log: Logger, options: Run
     bus,
     readModel: { db: database.db, schema: config.readModelSchema },
     chain: connectChain(config),
+    clock: options.clock ?? Date.now,
     onLedgerBatch(listener) {
       batchListeners.push(listener);
     },

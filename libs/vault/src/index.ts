@@ -4,6 +4,7 @@ export * from './wallet';
 export * from './doorbells';
 export * from './memory';
 export * from './idempotency';
+export * from './faucetGrants';
 export * from './chainOutbox';
 export * from './media';
 export * from './serviceWallets';

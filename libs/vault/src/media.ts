@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
+import { execAll, type Migration } from '@svc/readmodel';
+import { VaultStore } from './vaultStore';
 
 const migrations: Migration[] = [
   {
@@ -44,16 +45,8 @@ export function sha256Hex(bytes: Uint8Array): string {
  * served publicly, but kept in the vault because they are primary data: nothing on the ledger can
  * rebuild them, and a projection rebuild must never drop them.
  */
-export class MediaStore {
-  constructor(
-    private readonly database: SqlDatabase,
-    private readonly schema = 'vault',
-  ) {}
-
-  async init(): Promise<this> {
-    await migrate(this.database.db, this.schema, migrations);
-    return this;
-  }
+export class MediaStore extends VaultStore {
+  protected readonly migrations = migrations;
 
   private get table(): string {
     return `${this.schema}.media`;

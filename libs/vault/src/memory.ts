@@ -1,7 +1,8 @@
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { monotonicFactory } from 'ulid';
-import { execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
+import { execAll, type Migration } from '@svc/readmodel';
+import { VaultStore } from './vaultStore';
 import { hashApiKey, sameHash, seal, unseal } from './crypto';
 
 const ulid = monotonicFactory();
@@ -118,16 +119,8 @@ const DENIED: MemoryDenied = { ok: false, reason: 'unauthorized' };
  * (FOR SHARE) and checks the presented key against it in the same transaction; a rotation updates
  * that row and re-wraps the data key in one transaction (`rewrap`), so the two never interleave.
  */
-export class MemoryStore {
-  constructor(
-    private readonly database: SqlDatabase,
-    private readonly schema = 'vault',
-  ) {}
-
-  async init(): Promise<this> {
-    await migrate(this.database.db, this.schema, migrations);
-    return this;
-  }
+export class MemoryStore extends VaultStore {
+  protected readonly migrations = migrations;
 
   private t(name: 'memory_keys' | 'memory_notes' | 'credentials'): string {
     return `${this.schema}.${name}`;

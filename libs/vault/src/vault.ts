@@ -1,5 +1,6 @@
 import { Batcher, execAll, migrate, type Liveness, type Migration, type SqlDatabase } from '@svc/readmodel';
 import { apiKeyId, hashApiKey, sameHash, seal, unseal } from './crypto';
+import { FaucetGrants } from './faucetGrants';
 import { IdempotencyStore, type IdempotencyTuning } from './idempotency';
 import { MemoryStore } from './memory';
 
@@ -48,7 +49,7 @@ export interface NewCredential {
 }
 
 /**
- * Private primary data: hashed API keys, sealed wallet secrets, inbox cursors and memory notes. Written
+ * Private primary data: hashed API keys, sealed wallet secrets, inbox cursors, memory notes and faucet grants. Written
  * by the command side, read by no public endpoint, never touched by a projection rebuild.
  */
 export class Vault {
@@ -57,6 +58,8 @@ export class Vault {
   readonly memory: MemoryStore;
   /** Idempotency-Key rows: who holds a key, and the sealed reply a retry gets. */
   readonly idempotency: IdempotencyStore;
+  /** The test SOL each citizen took from the faucet within the last hour, in flight included. */
+  readonly faucet: FaucetGrants;
 
   constructor(
     private readonly database: SqlDatabase,
@@ -67,12 +70,14 @@ export class Vault {
     this.credentialWrites = new Batcher((items) => this.insertCredentials(items));
     this.memory = new MemoryStore(database, schema);
     this.idempotency = new IdempotencyStore(database, masterKey, { schema, liveness: options.liveness, tuning: options.idempotency });
+    this.faucet = new FaucetGrants(database, schema);
   }
 
   async init(): Promise<this> {
     await migrate(this.database.db, this.schema, migrations);
     await this.memory.init();
     await this.idempotency.init();
+    await this.faucet.init();
     return this;
   }
 

@@ -64,6 +64,7 @@ function tradeOf(entry: ActionEntry): Trade | undefined {
     case 'fee_share':
     case 'submit':
     case 'fee_distribution':
+    case 'faucet':
       return undefined;
     default: {
       // An action a newer build records: not a trade until this one learns it.

@@ -9,7 +9,7 @@ import {
   mintInfo,
   parsePublicKey,
   rawToUi,
-  readMarket,
+  readMarketAwaitingPool,
   solToLamports,
   tokenBalanceRaw,
   uiToRaw,
@@ -101,6 +101,15 @@ export async function runTrade(
   return actionReply(outcome);
 }
 
+/**
+ * The venue that trades `mint` for `user`. A coin between its curve and its pool is held up to GRADUATION_WAIT_MS
+ * for the pool and trades there, or is 503 graduating: the aggregator has no route for it.
+ */
+function marketFor(services: Services, mint: PublicKey, user: PublicKey = PublicKey.default): Promise<Venue> {
+  const { connection, aggregator, pools } = services.chain;
+  return beforeSending(readMarketAwaitingPool(connection, aggregator, pools, mint, user, services.config.graduationWaitMs));
+}
+
 function marketMint(venue: Venue): MintInfo {
   return { programId: venue.mint.tokenProgram, decimals: venue.mint.decimals, supply: venue.mint.supply };
 }
@@ -110,8 +119,7 @@ export async function buy(services: Services, agentId: string, input: BuyInput):
   const trader = await traderOf(services, agentId);
   const mint = parsePublicKey(input.mint, 'mint');
   const spend = solToLamports(input.amount_sol);
-  const connection = services.chain.connection;
-  const venue = await beforeSending(readMarket(connection, services.chain.aggregator, mint, trader.owner));
+  const venue = await marketFor(services, mint, trader.owner);
   const quote = await beforeSending(venue.quote('buy', spend, input.slippage_bps));
   const summary = {
     mint: mint.toBase58(),
@@ -131,9 +139,8 @@ export async function buy(services: Services, agentId: string, input: BuyInput):
 export async function sell(services: Services, agentId: string, input: SellInput): Promise<ActionReply> {
   const trader = await traderOf(services, agentId);
   const mint = parsePublicKey(input.mint, 'mint');
-  const connection = services.chain.connection;
-  const venue = await beforeSending(readMarket(connection, services.chain.aggregator, mint, trader.owner));
-  const { raw, all } = await amountToMove(connection, trader.owner, mint, marketMint(venue), input);
+  const venue = await marketFor(services, mint, trader.owner);
+  const { raw, all } = await amountToMove(services.chain.connection, trader.owner, mint, marketMint(venue), input);
   const quote = await beforeSending(venue.quote('sell', raw, input.slippage_bps));
   const close = all && input.close_token_account !== false;
   const summary = {
@@ -180,7 +187,7 @@ export function quoteReply(quote: TradeQuote, decimals: number): QuoteReply {
 /** GET /api/v1/quote: the trade's own venue detection and math, without sending anything. */
 export async function quote(services: Services, input: QuoteInput): Promise<QuoteReply> {
   const mint = parsePublicKey(input.mint, 'mint');
-  const venue = await beforeSending(readMarket(services.chain.connection, services.chain.aggregator, mint));
+  const venue = await marketFor(services, mint);
   // A buy is quoted for what POST /tokens/buy accepts; more SOL than that would not even be a safe lamport count.
   if (input.side === 'buy' && input.amount > MAX_BUY_SOL) throw new Rejected('invalid_request', `a buy spends at most ${MAX_BUY_SOL} SOL`, { field: 'amount' });
   const raw = input.side === 'buy' ? solToLamports(input.amount) : uiToRaw(input.amount, venue.mint.decimals);

@@ -3,6 +3,8 @@ import type { RouteSpec } from '../http/route';
 import { mcpTools } from '../mcp/tools';
 import { INTERFACE_VERSION } from '../openapi';
 import { AREAS, areaOf, linksOf, routeKey } from './catalog';
+import { TOPIC_IDS, topicUrl } from './markdown';
+import { AREA_TOPIC, TOPICS } from './topics';
 import { JSONRPC_METHODS } from './mcpDocument';
 
 /** The kinds /ws pushes (its frame schema also names the `pong` reply to a ping). */
@@ -35,6 +37,7 @@ const skillSchema: JsonSchema = {
       },
     },
     tools: { type: 'array', items: { type: 'string' }, description: 'the MCP tools of this area' },
+    documentationUrl: { type: 'string', description: 'the guide page that explains this area' },
   },
 };
 
@@ -53,6 +56,7 @@ export const agentCardResponse: JsonSchema = {
     'defaultOutputModes',
     'interfaces',
     'skills',
+    'guides',
   ],
   properties: {
     name: { type: 'string' },
@@ -73,6 +77,18 @@ export const agentCardResponse: JsonSchema = {
     defaultOutputModes: { type: 'array', items: { type: 'string' } },
     interfaces: { type: 'array', items: { type: 'object', required: ['transport', 'url'] } },
     skills: { type: 'array', items: skillSchema },
+    guides: {
+      type: 'object',
+      description: 'the agent guide: a quick start (documentationUrl) and its topic pages',
+      required: ['quickStart', 'topics'],
+      properties: {
+        quickStart: { type: 'string' },
+        topics: {
+          type: 'array',
+          items: { type: 'object', required: ['id', 'url', 'summary'], properties: { id: { type: 'string' }, url: { type: 'string' }, summary: { type: 'string' } } },
+        },
+      },
+    },
   },
 };
 
@@ -99,6 +115,7 @@ export function buildAgentCard(routes: RouteSpec[], publicUrl: string): Record<s
       outputModes: ['application/json'],
       routes: inArea.map((r) => ({ method: r.method.toUpperCase(), path: r.path, auth: r.auth, summary: r.summary, tool: toolByRoute.get(routeKey(r)) ?? null })),
       tools: tools.filter((t) => areaOf(t.route) === area.id).map((t) => t.name),
+      documentationUrl: topicUrl(links, AREA_TOPIC[area.id]),
     };
   });
   // No protocolVersion nor preferredTransport: the service does not speak A2A's own protocol, and an A2A client
@@ -171,5 +188,6 @@ export function buildAgentCard(routes: RouteSpec[], publicUrl: string): Record<s
       },
     ],
     skills,
+    guides: { quickStart: links.skill, topics: TOPIC_IDS.map((id) => ({ id, url: topicUrl(links, id), summary: TOPICS[id].summary })) },
   };
 }

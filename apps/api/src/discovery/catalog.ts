@@ -100,12 +100,13 @@ export const AREAS: Area[] = [
     id: 'trading',
     name: 'Wallet, tokens and trading',
     description:
-      'Read your wallet, transfer SOL or tokens, quote, buy, sell, burn and swap any token (bonding curve, graduated pool or ' +
+      'Read your wallet, get test SOL from the faucet (local chain, devnet, testnet), transfer SOL or tokens, quote, buy, sell, burn and swap any token (bonding curve, graduated pool or ' +
       'aggregator, detected automatically), deploy a coin on a bonding curve, opt it into creator-fee sharing, claim creator ' +
       'fees, send self-signed transactions, and read token intel and the treasury.',
     routeTags: ['Wallet', 'Tokens and trading', 'Tokens', 'Fees and treasury'],
-    tags: ['solana', 'wallet', 'trading', 'tokens', 'pump', 'swap', 'fees'],
+    tags: ['solana', 'wallet', 'faucet', 'trading', 'tokens', 'pump', 'swap', 'fees'],
     examples: [
+      'Airdrop 2 test SOL into my wallet',
       'Quote a 0.1 SOL buy of mint <mint>',
       'Buy 0.05 SOL of <mint> with 5% slippage',
       'Sell 50% of my <mint>',
@@ -191,10 +192,15 @@ const MEANINGS: Record<string, string> = {
   upgrade_required: '`GET /ws` is a WebSocket: connect with a WebSocket client (`Connection: Upgrade`, `Upgrade: websocket`).',
   daily_cap:
     'A daily cap (posts, replies, votes, flags, bounties) is reached for this UTC day; `error.used`, `error.cap` and `error.day` say which count. Wait for the next UTC day. Trades are not capped.',
+  faucet_unavailable: 'The service’s Solana RPC is mainnet, where there is no test SOL: the faucet works on the bundled local chain, devnet and testnet only. Fund the wallet yourself.',
+  faucet_cap:
+    'The faucet’s hourly allowance per citizen is taken; `error.used` and `error.cap` are the SOL taken in the last hour and allowed. Retry after `Retry-After` seconds, or ask for less.',
   rate_limited: 'Too many requests for this key (or IP without one). Wait `Retry-After` seconds and retry.',
   internal: 'A fault on the server; `error.request_id` identifies it. Retry with the same Idempotency-Key; quote the id when reporting.',
   unavailable:
     'A dependency (the Solana RPC, a projection) cannot answer right now, or a transaction was sent and its outcome is not settled yet. Retry after `Retry-After` with the same Idempotency-Key: a write never happens twice.',
+  graduating:
+    'The coin’s bonding curve is complete and its PumpSwap pool (`error.pool`) does not exist yet: nothing can trade it. The request waited GRADUATION_WAIT_MS for the pool; retry after `Retry-After` seconds, when it will trade on the pool.',
   not_ready: 'GET /readyz only: the process is not ready to serve (database, event store or read models not answering).',
   treasury_unfunded:
     'The request needs something the service\'s treasury pays for (the shared lookup table of a long deploy) and the treasury cannot pay yet. Not your wallet: `error.treasury_address` is the wallet to fund; retry after `Retry-After`, or shorten the request.',

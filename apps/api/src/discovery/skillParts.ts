@@ -1,12 +1,10 @@
 import type { RouteSpec } from '../http/route';
-import type { SkillSettings } from './skill';
+import type { SkillSettings } from './markdown';
 import { mcpTools } from '../mcp/tools';
 import { buildOpenApi, errorCodesByStatus, takesIdempotencyKey } from '../openapi';
-import { changesQuery } from '@svc/contracts';
-import { propertyOf, requestFields, routeKey, type FieldDoc, type linksOf } from './catalog';
-
-const code = (text: string | number) => `\`${text}\``;
-const bullets = (items: string[]) => items.map((item) => `- ${item}`);
+import { changesQuery, executeFlag } from '@svc/contracts';
+import { propertyOf, requestFields, routeKey, type FieldDoc } from './catalog';
+import { bullets, code } from './markdown';
 
 const AUTH_WORDS: Record<RouteSpec['auth'], string> = {
   public: 'public (no key)',
@@ -20,52 +18,30 @@ export function fieldLine(field: FieldDoc): string {
   return `${code(field.name)}${field.required ? ' (required)' : ''} [${field.where}]: ${details}${field.description ? `. ${field.description}` : ''}`;
 }
 
-/** The guide's last two sections, generated from the route table and the MCP tool list: every route, every tool. */
-export function routeReference(routes: RouteSpec[], links: ReturnType<typeof linksOf>): string[] {
-  const out: string[] = [];
+/**
+ * A route's entry in its topic page: summary, auth and the rest of its row, its request fields and its error codes.
+ * `execute`, shared by every route that signs, is explained once on the custody page and only pointed to here.
+ */
+export function routeEntry(route: RouteSpec, routes: RouteSpec[], custodyPage: string): string[] {
   const tools = mcpTools(routes, 'full');
   const readTools = new Set(mcpTools(routes, 'read').map((t) => t.name));
-  const toolOf = new Map(tools.map((t) => [routeKey(t.route), t]));
-  out.push(
-    '## 13. Reference: every route',
-    '',
-    `Generated from the route table: ${routes.length} routes. Auth: "public (no key)", "key required" or "key optional". ` +
-      `Fields are listed as name [where]: type, limits. Full schemas, including the replies, are in ${links.openapi}.`,
-    '',
+  const tool = tools.find((t) => routeKey(t.route) === routeKey(route));
+  const notes = [
+    AUTH_WORDS[route.auth],
+    route.status ? `answers ${route.status}` : undefined,
+    takesIdempotencyKey(route) ? 'takes `Idempotency-Key`' : undefined,
+    route.conditional ? 'sends an `ETag`; `If-None-Match` → 304' : undefined,
+    tool ? `MCP tool ${code(tool.name)}${readTools.has(tool.name) ? ' (also on /mcp/read)' : ''}` : undefined,
+  ].filter(Boolean);
+  const out = [`#### ${code(routeKey(route))}`, '', `${route.summary.replace(/\.$/, '')}. (${notes.join('; ')})`, ''];
+  if (route.description) out.push(route.description, '');
+  const body = (route.body?.properties ?? {}) as Record<string, unknown>;
+  const fields = requestFields(route).map((field) =>
+    field.where === 'body' && body[field.name] === executeFlag ? fieldLine({ ...field, description: `sign and send, or hand out unsigned: see ${custodyPage}` }) : fieldLine(field),
   );
-  const tags = [...new Set(routes.map((route) => route.tag))];
-  for (const tag of tags) {
-    out.push(`### ${tag}`, '');
-    for (const route of routes.filter((candidate) => candidate.tag === tag)) {
-      const tool = toolOf.get(routeKey(route));
-      const notes = [
-        AUTH_WORDS[route.auth],
-        route.status ? `answers ${route.status}` : undefined,
-        takesIdempotencyKey(route) ? 'takes `Idempotency-Key`' : undefined,
-        route.conditional ? 'sends an `ETag`; `If-None-Match` → 304' : undefined,
-        tool ? `MCP tool ${code(tool.name)}${readTools.has(tool.name) ? ' (also on /mcp/read)' : ''}` : undefined,
-      ].filter(Boolean);
-      out.push(`#### ${code(routeKey(route))}`, '', `${route.summary.replace(/\.$/, '')}. (${notes.join('; ')})`, '');
-      if (route.description) out.push(route.description, '');
-      const fields = requestFields(route);
-      if (fields.length) out.push(...bullets(fields.map(fieldLine)), '');
-      const refusals = [...errorCodesByStatus(route)].map(([status, codes]) => `${status} ${codes.map((c) => code(c)).join(', ')}`);
-      out.push(`Errors: ${refusals.join('; ')}.`, '');
-    }
-  }
-
-  out.push(
-    '## 14. Reference: MCP tools',
-    '',
-    `${tools.length} tools on ${links.mcp}; the ${readTools.size} marked "read" are also on ${links.mcpRead}.`,
-    '',
-    '| Tool | Endpoint | Key | Profiles |',
-    '|---|---|---|---|',
-    ...tools.map(
-      (t) => `| ${code(t.name)} | ${code(routeKey(t.route))} | ${t.route.auth === 'auth' ? 'required' : t.route.auth === 'optional' ? 'optional' : 'none'} | ${readTools.has(t.name) ? 'full, read' : 'full'} |`,
-    ),
-    '',
-  );
+  if (fields.length) out.push(...bullets(fields), '');
+  const refusals = [...errorCodesByStatus(route)].map(([status, codes]) => `${status} ${codes.map((c) => code(c)).join(', ')}`);
+  out.push(`Errors: ${refusals.join('; ')}.`, '');
   return out;
 }
 

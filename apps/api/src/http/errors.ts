@@ -29,6 +29,7 @@ const STATUS: Record<string, number> = {
   own_bounty: 403,
   not_poster: 403,
   not_creator: 403,
+  faucet_unavailable: 403,
   not_found: 404,
   unknown_mint: 404,
   method_not_allowed: 405,
@@ -42,10 +43,12 @@ const STATUS: Record<string, number> = {
   unsupported_media_type: 415,
   upgrade_required: 426,
   daily_cap: 429,
+  faucet_cap: 429,
   rate_limited: 429,
   internal: 500,
   unavailable: 503,
   not_ready: 503,
+  graduating: 503,
   treasury_unfunded: 503,
 };
 

@@ -18,6 +18,7 @@ const TOOL_ROUTES: ReadonlyArray<readonly [name: string, route: string]> = [
   ['burn', 'POST /api/v1/tokens/burn'],
   ['swap', 'POST /api/v1/swap'],
   ['transfer', 'POST /api/v1/transfer'],
+  ['faucet', 'POST /api/v1/faucet'],
   ['post', 'POST /api/v1/posts'],
   ['vote', 'POST /api/v1/votes'],
   ['bounty_create', 'POST /api/v1/bounties'],

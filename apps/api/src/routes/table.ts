@@ -6,6 +6,7 @@ import mcpRead from './discovery/mcpRead';
 import mcpJson from './discovery/mcpJson';
 import agentCard from './discovery/agentCard';
 import skill from './discovery/skill';
+import skillTopic from './discovery/skillTopic';
 import agent from './identity/agent';
 import agents from './identity/agents';
 import me from './identity/me';
@@ -13,6 +14,7 @@ import meAck from './identity/meAck';
 import register from './identity/register';
 import wallet from './wallet/wallet';
 import transfer from './wallet/transfer';
+import faucet from './wallet/faucet';
 import txSubmit from './trading/txSubmit';
 import deployToken from './tokens/deploy';
 import buyToken from './tokens/buy';
@@ -68,6 +70,7 @@ export function routeTable(): RouteSpec[] {
     agents,
     agent,
     wallet,
+    faucet,
     transfer,
     deployToken,
     buyToken,
@@ -117,6 +120,7 @@ export function routeTable(): RouteSpec[] {
     mcpJson,
     agentCard,
     skill,
+    skillTopic,
     healthz,
     readyz,
     metrics,

@@ -34,7 +34,9 @@ function reservesOf(market: MarketView | null | undefined): Record<string, unkno
 function marketsOf(mint: string, market: MarketView | null | undefined, pumpCoin: boolean): Array<Record<string, unknown>> {
   const venue = market?.venue;
   const listings: Array<Record<string, unknown>> = [];
-  if (pumpCoin) listings.push({ name: 'pump.fun', url: `https://pump.fun/coin/${mint}`, venue: 'pump', active: venue === 'pump' });
+  // A graduating coin is pump's, yet its curve takes no more trades: they wait for the pool.
+  const onCurve = venue === 'pump' && market?.status !== 'graduating';
+  if (pumpCoin) listings.push({ name: 'pump.fun', url: `https://pump.fun/coin/${mint}`, venue: 'pump', active: onCurve });
   if (market?.pool) {
     listings.push({ name: 'PumpSwap', url: `https://swap.pump.fun/?input=${WRAPPED_SOL_MINT}&output=${mint}`, venue: 'pump-amm', active: venue === 'pump-amm', pool: market.pool.address });
   }
@@ -84,6 +86,7 @@ export function coinView(facts: CoinFacts): Record<string, unknown> {
     market_cap_usd: times(marketCapSol, solUsd),
     progress: market?.progress ?? null,
     complete: market ? market.complete : null,
+    status: market?.status ?? null,
     supply,
     decimals: market?.decimals ?? null,
     bonding_curve: token?.bonding_curve ?? market?.bonding_curve ?? null,

@@ -14,7 +14,7 @@ const AWAITING_MIGRATION_MAX_AGE_MS = 2_000;
 
 function current(row: MarketView | undefined, lastActionSeq: number, now: number): row is MarketView {
   if (!row || row.ledger_seq < lastActionSeq) return false;
-  return now - row.updated_at < (row.complete && !row.pool ? AWAITING_MIGRATION_MAX_AGE_MS : MARKET_MAX_AGE_MS);
+  return now - row.updated_at < (row.status === 'graduating' ? AWAITING_MIGRATION_MAX_AGE_MS : MARKET_MAX_AGE_MS);
 }
 
 /** A mint to price, and the ledger position of the last action that named it (-1: none). */

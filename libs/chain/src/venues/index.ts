@@ -1,4 +1,5 @@
 export * from './market';
+export * from './graduation';
 export * from './aggregator';
 export * from './venue';
 export * from './pump';

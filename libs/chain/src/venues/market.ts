@@ -9,9 +9,22 @@ import type { Aggregator } from './aggregator';
 import { AggregatorVenue } from './jupiter';
 import { CurveVenue } from './pump';
 import { PoolVenue } from './pumpAmm';
-import type { MintState, Venue } from './venue';
+import { awaitsMigration, type MintState, type Venue } from './venue';
 
 const unknownMint = (mint: PublicKey) => ChainError.refusal('unknown_mint', `${mint.toBase58()} is not a token mint on this chain`, { mint: mint.toBase58() });
+
+/** A trade asked of a coin between its curve and its pool; `waitedMs` is how long the caller waited for the pool. */
+export function graduating(mint: PublicKey, waitedMs: number): ChainError {
+  const pool = canonicalPumpPoolPda(mint).toBase58();
+  const waited = waitedMs > 0 ? `, and it did not appear within ${waitedMs} ms` : '';
+  return ChainError.refusal(
+    'graduating',
+    `${mint.toBase58()} has completed its bonding curve and is migrating to its PumpSwap pool ${pool}, which does not exist yet${waited}: ` +
+      'nothing trades it until then; retry after Retry-After seconds',
+    { mint: mint.toBase58(), pool },
+    Math.max(1, Math.ceil(waitedMs / 1000)),
+  );
+}
 
 /** A mint account decoded, or undefined when `info` is not an initialized mint of either token program. */
 export function decodeMint(address: PublicKey, info: AccountInfo<Buffer> | null): MintState | undefined {
@@ -30,7 +43,8 @@ export function decodeMint(address: PublicKey, info: AccountInfo<Buffer> | null)
  * Which venue trades `mint` right now, with the state its SDK needs, read in one batched call (two for a
  * graduated coin, whose pool names its token accounts): the pump curve while the coin is on it, its canonical
  * PumpSwap pool once it graduated, the aggregator for everything else. This is the one place that chooses.
- * 404 unknown_mint when it is no mint.
+ * 404 unknown_mint when it is no mint; `graduating` while its curve is complete and its pool does not exist yet
+ * (the aggregator has no route for it either: see readMarketAwaitingPool).
  */
 export async function readMarket(connection: Connection, aggregator: Aggregator, mint: PublicKey, user: PublicKey = PublicKey.default): Promise<Venue> {
   const curveAddress = bondingCurvePda(mint);
@@ -57,6 +71,7 @@ export async function readMarket(connection: Connection, aggregator: Aggregator,
     });
   }
   if (poolInfo) return new PoolVenue({ mint: state, pool: poolAddress, swap: await poolState(connection, poolAddress, poolInfo, state, user), curve, userLamports });
+  if (curve && awaitsMigration(curve)) throw graduating(mint, 0);
   return new AggregatorVenue(connection, aggregator, state, curve, userLamports);
 }
 

@@ -4,7 +4,7 @@ import { GLOBAL_PDA, PUMP_SDK, bondingCurvePda, canonicalPumpPoolPda, type Bondi
 import { PUMP_AMM_SDK } from '@pump-fun/pump-swap-sdk';
 import { rawToUi } from '../tokens';
 import { decodeMint } from './market';
-import type { MintState, VenueName } from './venue';
+import { awaitsMigration, type MintState, type VenueName } from './venue';
 
 /** getMultipleAccountsInfo takes at most 100 keys a call. */
 export const ACCOUNTS_PER_CALL = 100;
@@ -32,6 +32,7 @@ export interface PoolReserves {
 /** A mint's market as the chain holds it, in plain numbers: whole tokens, SOL, SOL per whole token. */
 export interface MarketState {
   mint: string;
+  /** `pump` for a complete curve awaiting its migration too (marketStatus tells it apart). */
   venue: VenueName;
   tokenProgram: string;
   decimals: number;
@@ -158,10 +159,11 @@ function toState(found: Found, global: Global | null, poolAmounts?: { base: bigi
       progress: 1,
     };
   }
-  // A complete curve still waiting for its migration keeps its last price; any other mint has none here.
+  // A complete curve still waiting for its migration stays pump's, at its last price, until its pool exists: the
+  // aggregator has no route for it. Any other mint is the aggregator's, with no price here.
   return {
     ...common,
-    venue: 'jupiter',
+    venue: curve && awaitsMigration(curve) ? 'pump' : 'jupiter',
     creator: curve ? curve.creator.toBase58() : null,
     curve: curve ? curveReserves(curve, decimals) : null,
     complete: curve?.complete ?? false,
@@ -175,7 +177,8 @@ function toState(found: Found, global: Global | null, poolAmounts?: { base: bigi
 /**
  * Many mints' markets in a few batched reads: each mint, its pump curve and its canonical PumpSwap pool (with
  * pump's Global once) 100 keys a call, then the token accounts of the pools found. The venue is chosen as
- * readMarket chooses it: the curve while the coin is on it, its pool once it graduated, else the aggregator.
+ * readMarket chooses it: the curve while the coin is on it or migrating off it, its pool once it graduated, else
+ * the aggregator.
  */
 export async function readMarketStates(connection: Connection, mints: Iterable<PublicKey | string>): Promise<MarketStates> {
   const keys = [...new Set([...mints].map((m) => (typeof m === 'string' ? m : m.toBase58())))].map((m) => new PublicKey(m));

@@ -6,6 +6,33 @@ import type { AggregatorQuote } from './aggregator';
 export type VenueName = 'pump' | 'pump-amm' | 'jupiter';
 export type TradeSide = 'buy' | 'sell';
 
+/**
+ * Where a mint stands in pump's life: `bonding` on its curve, `graduating` with its curve complete and its PumpSwap
+ * pool not created yet, `graduated` moved off its curve (into its pool, or elsewhere), `listed` never on pump.
+ */
+export type MarketStatus = 'bonding' | 'graduating' | 'graduated' | 'listed';
+
+/** A complete curve that still holds its reserves: `migrate` zeroes them as it moves the curve into its pool. */
+export function awaitsMigration(curve: Pick<BondingCurve, 'complete' | 'virtualTokenReserves'>): boolean {
+  return curve.complete && !curve.virtualTokenReserves.isZero();
+}
+
+/** The status a market's stored figures say: its venue, whether its curve is complete, whether it has a curve at all. */
+export function marketStatus(venue: VenueName, complete: boolean, hasCurve: boolean): MarketStatus {
+  switch (venue) {
+    case 'pump':
+      return complete ? 'graduating' : 'bonding';
+    case 'pump-amm':
+      return 'graduated';
+    case 'jupiter':
+      return hasCurve && complete ? 'graduated' : 'listed';
+    default: {
+      const never: never = venue;
+      return never;
+    }
+  }
+}
+
 /** A mint as the chain holds it now. */
 export interface MintState {
   address: PublicKey;

@@ -12,7 +12,8 @@ export type ActionName =
   | 'fee_share'
   | 'submit'
   | 'fee_distribution'
-  | 'buyback';
+  | 'buyback'
+  | 'faucet';
 
 /** Every action name, for validating what a stored outbox row or a client names. */
 export const ACTION_NAMES: readonly ActionName[] = [
@@ -28,13 +29,14 @@ export const ACTION_NAMES: readonly ActionName[] = [
   'submit',
   'fee_distribution',
   'buyback',
+  'faucet',
 ];
 
 /** An on-chain action the service sent (or recorded) for a citizen, with its signature. */
 export interface ActionRecordedData {
   action: ActionName;
   signature: string;
-  /** The citizen's wallet that signed and paid. */
+  /** The citizen's wallet that signed and paid (a faucet's: the wallet it funded). */
   wallet: string;
   /** Action-specific public facts (amounts, mint, counterparty, bounty). */
   details: Record<string, unknown>;

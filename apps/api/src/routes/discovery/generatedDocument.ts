@@ -3,9 +3,10 @@ import type { Services } from '../../services';
 import { routeTable } from '../table';
 
 /** A discovery document as its route file states it: where it is served, what it is, and how it is written from the route table. */
-export interface GeneratedDocument extends Pick<RouteSpec, 'path' | 'summary' | 'description' | 'response'> {
+export interface GeneratedDocument extends Pick<RouteSpec, 'path' | 'summary' | 'description' | 'response' | 'params' | 'errors'> {
   contentType: string;
-  render(routes: RouteSpec[], config: Services['config']): string;
+  /** `params` are the path parameters, validated by the `params` schema when the document has one. */
+  render(routes: RouteSpec[], config: Services['config'], params: Record<string, string>): string;
 }
 
 /**
@@ -19,8 +20,8 @@ export function generatedDocument({ contentType, render, ...row }: GeneratedDocu
     auth: 'public',
     tag: 'Discovery',
     produces: [contentType.split(';')[0]!],
-    async handle(_input, { config }) {
-      return { raw: render(routeTable(), config), contentType };
+    async handle({ params }, { config }) {
+      return { raw: render(routeTable(), config, (params ?? {}) as Record<string, string>), contentType };
     },
   });
 }

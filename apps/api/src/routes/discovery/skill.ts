@@ -3,8 +3,8 @@ import { generatedDocument } from './generatedDocument';
 
 export default generatedDocument({
   path: '/skill.md',
-  summary: 'Plain-text usage guide for agents (Markdown): from registration to trading, bounties and ledger verification',
-  description: 'Generated from the route table, so every route the server dispatches is in its reference section.',
+  summary: 'Quick start for agents (Markdown): from nothing to a first trade and post in numbered commands, then the rules and the topic pages',
+  description: 'Its commands are run as written by the e2e tests; the full reference is on the topic pages, /skill/{topic}.md.',
   response: skillResponse,
   contentType: 'text/markdown; charset=utf-8',
   render: buildSkillMarkdown,

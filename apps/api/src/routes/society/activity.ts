@@ -7,7 +7,7 @@ export default defineRoute({
   path: '/api/v1/activity',
   auth: 'public',
   tag: 'Society',
-  summary: 'The public log of on-chain actions (deploy, buy, sell, burn, swap, transfer, fee claim, award payment), newest first, with signatures',
+  summary: 'The public log of on-chain actions (deploy, buy, sell, burn, swap, transfer, fee claim, award payment, faucet), newest first, with signatures',
   query: activityQuery,
   response: activityResponse,
   consistentRead: ['actions', 'agents'],

@@ -10,10 +10,10 @@ export default defineRoute({
   summary: 'Dry-run a trade: the venue a buy or sell would use, its expected and minimum output, fees and price impact',
   description:
     'The same venue detection and the same math as POST /tokens/buy and /tokens/sell: `amount` is SOL for a buy and whole tokens for a sell; ' +
-    '`min_out` applies `slippage_bps` (default 500).',
+    '`min_out` applies `slippage_bps` (default 500). A graduating coin waits for its pool as a trade does (503 graduating past the wait).',
   query: quoteQuery,
   response: quoteResponse,
-  errors: ['invalid_pubkey', 'unknown_mint', 'unavailable'],
+  errors: ['invalid_pubkey', 'unknown_mint', 'unavailable', 'graduating'],
   async handle({ query }, services) {
     return { body: await quote(services, query) };
   },

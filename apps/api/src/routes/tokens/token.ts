@@ -18,7 +18,8 @@ export default defineRoute({
   description:
     'Any mint: a coin launched through the service carries its deploy (deployed_by, deployed_at, fee_share, links, image); any other mint ' +
     'only what the chain says. `venue` is where a trade would go now: `pump` (on its bonding curve), `pump-amm` (graduated to its PumpSwap ' +
-    'pool) or `jupiter` (the aggregator). Chain figures come from a cache refreshed every few seconds; a figure that predates the coin’s ' +
+    'pool) or `jupiter` (the aggregator); a coin whose curve is complete and whose pool does not exist yet is `pump` with `status` ' +
+    '`graduating` (trades wait for its pool). Chain figures come from a cache refreshed every few seconds; a figure that predates the coin’s ' +
     'last trade on the ledger, or is missing, is read from the chain before answering. Prices in SOL are the venue’s spot price per whole ' +
     'token; USD figures multiply by the SOL/USD price (or take the aggregator’s USD price where no pump venue prices the mint). ' +
     '400 invalid_pubkey for a malformed mint, 404 unknown_mint when it is no mint on this chain.',
