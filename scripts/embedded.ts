@@ -80,8 +80,8 @@ export async function startEmbedded(config: Config, options: EmbeddedOptions = {
       });
       await runtime.chain.close();
       runtime.chain = connectChain(config, localnet);
-      // On the bundled chain the faucet keeps the treasury funded: it pays for the deploy lookup table and,
-      // as a fee-share holder, must hold at least rent for distributions to reach it.
+      // On the bundled chain the faucet keeps the treasury funded: it pays for the deploy lookup table (made by the
+      // workers) and, as a fee-share holder, must hold at least rent for distributions to reach it.
       const treasury = new PublicKey((await runtime.serviceWallets.wallet(TREASURY_WALLET)).publicKey);
       if ((await runtime.chain.connection.getBalance(treasury, 'confirmed')) < LAMPORTS_PER_SOL) await localnet.chain.airdrop(treasury, 10n * BigInt(LAMPORTS_PER_SOL));
     }
@@ -94,6 +94,8 @@ export async function startEmbedded(config: Config, options: EmbeddedOptions = {
       log,
     });
     workers = await startWorkers(runtime, options);
+    // A funded treasury's table is there before the first request, as the service token is: no deploy finds it missing.
+    await workers.deployTable.firstPass;
     const api = await startServer(config, { runtime });
     // After the API listens: the token's metadata is hosted at the public URL, which names the port it took.
     if (localnet && !config.treasuryTokenMint) {

@@ -46,10 +46,10 @@ describe('PulseHub', () => {
     await bus.close();
   });
 
-  /** The projector announces `seq` and the hub hears it; with requests held, it reads the board. */
-  async function projected(seq: number): Promise<void> {
+  /** The projector announces `seq` and the hub hears it; with requests held on the board, it reads the board. */
+  async function projected(seq: number, readsBoard = hub.held > 0): Promise<void> {
     models.seq = seq;
-    const read = hub.held > 0 ? models.nextRead() : undefined;
+    const read = readsBoard ? models.nextRead() : undefined;
     let heard!: () => void;
     const delivered = new Promise<void>((resolve) => (heard = resolve));
     // Subscribed after the hub: the bus calls the hub first.
@@ -141,6 +141,19 @@ describe('PulseHub', () => {
     expect(hub.held).toBe(2);
     other.abort();
     expect(await Promise.all([bob, anonymous])).toEqual(['aborted', 'aborted']);
+  });
+
+  it('holds a /changes wait on the position alone: woken once the ledger passes it, with no board read', async () => {
+    const waits = Array.from({ length: 20 }, () => hub.waitPast(2, { seconds: 30, signal: never() }));
+    expect(hub.held).toBe(20);
+    await projected(2, false);
+    expect(hub.held).toBe(20);
+    await projected(3, false);
+    expect(await Promise.all(waits)).toEqual(Array(20).fill('changed'));
+    expect(models.reads).toBe(0);
+    expect(await hub.waitPast(2, { seconds: 30, signal: never() })).toBe('changed');
+    expect(await hub.waitPast(3, { seconds: 0.05, signal: never() })).toBe('timeout');
+    expect(hub.held).toBe(0);
   });
 
   it('answers held requests on stop, waits until they are answered, and holds nothing after', async () => {

@@ -35,7 +35,7 @@ export class Metrics {
   /** Live connection gauges, read when scraped. */
   watchLive(sockets: () => number, heldPolls: () => number): void {
     new Gauge({ name: 'svc_ws_sockets', help: 'Open /ws sockets in this process', registers: [this.registry], collect() { this.set(sockets()); } });
-    new Gauge({ name: 'svc_pulse_held', help: 'Held /pulse?wait= requests in this process', registers: [this.registry], collect() { this.set(heldPolls()); } });
+    new Gauge({ name: 'svc_pulse_held', help: 'Held /pulse?wait= and /changes?wait= requests in this process', registers: [this.registry], collect() { this.set(heldPolls()); } });
   }
 
   /** The bus's state, read when scraped. */

@@ -1,3 +1,4 @@
+import { BUNDLED_CHAIN_FIELD, type BundledChainIdentity } from '@svc/contracts';
 import { startLocalnet, type Localnet } from './server';
 import { jupiterRoutes, stablecoinSeed } from './jupiter';
 import { emulatedPrograms } from './programs';
@@ -24,6 +25,7 @@ export function startBundledLocalnet(options: BundledOptions): Promise<Localnet>
     programs: emulatedPrograms(),
     seeds: [stablecoinSeed({ solUsd: options.solUsd })],
     routes: [jupiterRoutes({ solUsd: options.solUsd })],
+    identity: { [BUNDLED_CHAIN_FIELD]: { serves: ['price', 'swap'] } satisfies BundledChainIdentity },
     onError: options.onError,
     graduationKeeper: options.graduationKeeper,
   });

@@ -19,6 +19,8 @@ export interface LocalnetOptions {
   programs?: EmulatedProgram[];
   seeds?: ((genesis: GenesisContext) => void)[];
   routes?: ExtraRoute[];
+  /** What getVersion adds to say what this chain is. */
+  identity?: Record<string, unknown>;
   onError?: (error: unknown) => void;
   /** The wall clock that drives slots; tests move it to expire blockhashes. */
   now?: () => number;
@@ -41,7 +43,7 @@ export interface Localnet {
 export async function startLocalnet(options: LocalnetOptions): Promise<Localnet> {
   const host = options.host ?? '127.0.0.1';
   const programs = options.programs ?? emulatedPrograms();
-  const chain = await LocalChain.open({ dataDir: options.dataDir, programs, seeds: options.seeds ?? [], now: options.now });
+  const chain = await LocalChain.open({ dataDir: options.dataDir, programs, seeds: options.seeds ?? [], now: options.now, identity: options.identity });
   chain.on('internal-error', (error) => options.onError?.(error));
   const graduates = programs.some((p) => p.programId.equals(PUMP_PROGRAM_ID)) && programs.some((p) => p.programId.equals(PUMP_AMM_PROGRAM_ID));
   const keeper = graduates && options.graduationKeeper !== false ? new GraduationKeeper(chain, (error) => options.onError?.(error)) : null;

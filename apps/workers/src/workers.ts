@@ -1,6 +1,7 @@
 import { projections, readModelMigrations } from '@svc/projections';
 import { migrate } from '@svc/readmodel';
 import type { Runtime } from '@svc/runtime';
+import { startDeployTableWorker, type DeployTableTuning, type RunningDeployTable } from './deployTable';
 import { startDoorbellWorker, type DoorbellWorkerTuning, type RunningDoorbellWorker } from './doorbellWorker';
 import { WorkerLoop } from './loop';
 import { startMarketRefresher, type MarketRefresherTuning, type RunningMarketRefresher } from './markets';
@@ -14,6 +15,7 @@ export interface WorkersOptions {
   markets?: MarketRefresherTuning;
   portfolios?: PortfolioRefresherTuning;
   treasury?: TreasuryTuning;
+  deployTable?: DeployTableTuning;
 }
 
 export interface RunningWorkers {
@@ -24,6 +26,8 @@ export interface RunningWorkers {
   portfolios: RunningPortfolioRefresher;
   /** The treasury's buyback-and-burn cycles. */
   treasury: RunningTreasury;
+  /** Makes the deploy lookup table once the treasury can pay for it. */
+  deployTable: RunningDeployTable;
   stop(): Promise<void>;
 }
 
@@ -62,7 +66,8 @@ export async function startWorkers(runtime: Runtime, options: WorkersOptions = {
   const markets = await start(startMarketRefresher({ ...chainReaders, bus: runtime.bus, ...options.markets }));
   const portfolios = await start(startPortfolioRefresher({ ...chainReaders, ...options.portfolios }));
   const treasury = await start(startTreasuryWorker(runtime, options.treasury));
-  return { doorbells, markets, portfolios, treasury, stop: stopAll };
+  const deployTable = await start(startDeployTableWorker(runtime, options.deployTable));
+  return { doorbells, markets, portfolios, treasury, deployTable, stop: stopAll };
 }
 
 /**

@@ -15,7 +15,10 @@ export interface Config {
   /** Namespace of this deployment's Redis channels and keys. */
   redisPrefix: string;
   solanaRpcUrl?: string;
-  /** Jupiter-compatible price API (`/price/v3`); unset = the Solana RPC URL's host when it is the bundled chain. */
+  /**
+   * Jupiter-compatible price API (`/price/v3`); unset = the bundled chain's own: the one `npm start` runs, or
+   * SOLANA_RPC_URL when that chain says it is one (libs/runtime asks its getVersion at start).
+   */
   priceUrl?: string;
   /** Jupiter-compatible swap API (`/swap/v1/quote`, `/swap/v1/swap`); unset = the bundled chain's own, like PRICE_URL. */
   jupiterUrl?: string;

@@ -62,6 +62,7 @@ export const errorEnvelope: JsonSchema = {
           enum: [...READINESS_PARTS],
           description: 'not_ready: what fails: the database or the event store does not answer, or the read models have stood still behind the ledger',
         },
+        treasury_address: { type: 'string', description: 'treasury_unfunded: the treasury wallet to fund (the service\'s, not yours)' },
         retry_after_seconds: { type: 'integer', description: 'MCP tool errors only: the Retry-After an HTTP reply would carry as a header' },
       },
     },

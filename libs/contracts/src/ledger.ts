@@ -1,4 +1,5 @@
 import { ledgerEntry, millis, seq } from './common';
+import { LONG_POLL_MAX_SECONDS } from './realtime';
 import type { JsonSchema, LiteralSchema } from './validator';
 
 export const changesQuery = {
@@ -7,6 +8,12 @@ export const changesQuery = {
     since: { ...millis, description: 'entries whose `at` is at or after this time (ms)' },
     after: { ...seq, description: 'exact resumption: entries with seq greater than this' },
     limit: { type: 'integer', minimum: 1, maximum: 1000, default: 500 },
+    wait: {
+      type: 'number',
+      minimum: 0,
+      maximum: LONG_POLL_MAX_SECONDS,
+      description: `seconds (at most ${LONG_POLL_MAX_SECONDS}) to hold the request while there is no entry past \`after\``,
+    },
   },
 } as const satisfies LiteralSchema;
 

@@ -17,7 +17,7 @@ export type ReadinessPart = (typeof READINESS_PARTS)[number];
 /** GET /readyz: the stores answer and the read models move (503 not_ready otherwise). */
 export const readyzResponse: JsonSchema = {
   type: 'object',
-  required: ['ok', 'status', 'ledger_head', 'projected', 'lag', 'read_models', 'bus', 'chain'],
+  required: ['ok', 'status', 'ledger_head', 'projected', 'lag', 'read_models', 'bus', 'chain', 'treasury'],
   properties: {
     ok: { const: true },
     status: { const: 'ready' },
@@ -31,6 +31,14 @@ export const readyzResponse: JsonSchema = {
       description:
         'unreachable while the Solana RPC does not answer within a second (asked at most once every 5 s): reads still serve, on-chain actions fail until it answers',
     },
+    treasury: {
+      enum: ['ok', 'unfunded'],
+      description:
+        'unfunded while the treasury has not paid for the shared address lookup table that long deploys need (the workers make it within ' +
+        'seconds of the treasury holding enough SOL): the process stays ready and serves everything else; those deploys answer 503 ' +
+        'treasury_unfunded meanwhile',
+    },
+    treasury_address: { type: 'string', description: 'with `treasury: "unfunded"`: the treasury wallet to fund (a few thousandths of a SOL pay for the table)' },
     ledger_head: { type: 'integer', minimum: -1, description: 'the seq of the last ledger entry (-1 when empty)' },
     projected: { type: 'integer', minimum: -1, description: 'the seq every read model of this process has reached: the lowest of read_models' },
     lag: { type: 'integer', minimum: 0, description: 'ledger_head - projected, at least 0' },
@@ -89,3 +97,14 @@ export const openApiDocumentResponse: JsonSchema = {
     components: { type: 'object' },
   },
 };
+
+/**
+ * The field the bundled local chain adds to its `getVersion` reply, which any Solana client already asks and a real
+ * cluster answers without it: what it serves beside JSON-RPC at its own URL. A service told only SOLANA_RPC_URL asks
+ * it at start to default PRICE_URL and JUPITER_URL to that URL.
+ */
+export const BUNDLED_CHAIN_FIELD = 'svc-bundled-chain';
+export interface BundledChainIdentity {
+  /** The Jupiter-compatible APIs served at the chain's URL: `price` (`/price/v3`), `swap` (`/swap/v1`). */
+  serves: Array<'price' | 'swap'>;
+}

@@ -5,6 +5,8 @@ import type { JsonSchema, LiteralSchema } from './validator';
  * request at most is held 25 s, as a client that asks for longer expects to be served.
  */
 export const PULSE_WAIT_MAX_SECONDS = Number.MAX_SAFE_INTEGER;
+/** The longest a long-poll (`/pulse?wait=`, `/changes?wait=`) is held. */
+export const LONG_POLL_MAX_SECONDS = 25;
 
 export const pulseQuery = {
   type: 'object',

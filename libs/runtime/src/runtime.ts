@@ -4,6 +4,7 @@ import { createBus, type Bus } from '@svc/bus';
 import { ActionPipeline } from '@svc/actions';
 import { DeployLookupTable, SolanaChain, keypairFromSecret, rememberProgramAddresses } from '@svc/chain';
 import type { Config } from '@svc/config';
+import { BUNDLED_CHAIN_FIELD, type BundledChainIdentity } from '@svc/contracts';
 import { isReservedHandle, ledgerModel, type DecisionSeen, type LedgerCommand, type LedgerState } from '@svc/domain';
 import {
   Attestor,
@@ -80,6 +81,38 @@ export function connectChain(config: Config, bundled?: { rpcUrl: string; wsUrl: 
   return new SolanaChain({ rpcUrl, wsUrl: bundled?.wsUrl, priceUrl: config.priceUrl ?? rpcUrl, jupiterUrl: config.jupiterUrl ?? rpcUrl });
 }
 
+/** How long start-up waits for SOLANA_RPC_URL to say whether it is the bundled chain. */
+const ASK_CHAIN_MS = 3_000;
+
+/**
+ * The configuration with PRICE_URL and JUPITER_URL defaulted to SOLANA_RPC_URL when that is a bundled chain, which
+ * says so, and what it serves, in its getVersion reply. A chain that does not answer in time leaves them unset.
+ */
+export async function withBundledChainDefaults(config: Config, log: Logger): Promise<Config> {
+  const rpcUrl = config.solanaRpcUrl;
+  if (!rpcUrl || (config.priceUrl && config.jupiterUrl)) return config;
+  let identity: BundledChainIdentity | undefined;
+  try {
+    const res = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getVersion' }),
+      signal: AbortSignal.timeout(ASK_CHAIN_MS),
+    });
+    identity = ((await res.json()) as { result?: Record<string, BundledChainIdentity | undefined> }).result?.[BUNDLED_CHAIN_FIELD];
+  } catch (err) {
+    log.warn({ err }, 'SOLANA_RPC_URL did not say what chain it is: PRICE_URL and JUPITER_URL stay as configured');
+    return config;
+  }
+  if (!identity) return config;
+  const serves = new Set(identity.serves);
+  return {
+    ...config,
+    priceUrl: config.priceUrl ?? (serves.has('price') ? rpcUrl : undefined),
+    jupiterUrl: config.jupiterUrl ?? (serves.has('swap') ? rpcUrl.replace(/\/+$/, '') : undefined),
+  };
+}
+
 /** The service wallet that receives shared creator fees and pays for the service's own chain upkeep. */
 export const TREASURY_WALLET = 'treasury';
 const DEPLOY_TABLE_SETTING = 'deploy_lookup_table';
@@ -94,8 +127,9 @@ const DEPLOY_TABLE_SETTING = 'deploy_lookup_table';
  */
 const BUILD_STATE_IN_THREAD_FROM = 10_000;
 
-export async function buildRuntime(config: Config, log: Logger, options: RuntimeOptions = {}): Promise<Runtime> {
+export async function buildRuntime(configured: Config, log: Logger, options: RuntimeOptions = {}): Promise<Runtime> {
   rememberProgramAddresses();
+  const config = await withBundledChainDefaults(configured, log);
   const storage = await openStorage(config, options.applicationName ?? 'svc', { serving: true });
   const { database, store } = storage;
   const batchListeners: Array<(commands: number, entries: number) => void> = [];

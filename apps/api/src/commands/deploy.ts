@@ -12,6 +12,7 @@ import type { RequestOf, deployBody } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
 import type { Services } from '../services';
 import { hostDeployMetadata } from '../tokens/media';
+import { deployTableOrRefuse } from '../treasury/deployTable';
 import { defaultShares, shareFees, type FeeSharing } from './share';
 import { beforeSending, traderOf } from './trade';
 import { actionReply, type ActionReply } from './transfer';
@@ -38,7 +39,7 @@ function shortOfFunds(needed: bigint, available: bigint): Rejected {
 async function lookupTablesFor(services: Services, payer: PublicKey, instructions: TransactionInstruction[]): Promise<AddressLookupTableAccount[] | undefined> {
   const size = (lookupTables?: AddressLookupTableAccount[]) => transactionSize(payer, instructions, { lookupTables, addReference: false });
   if (size() <= PACKET_DATA_SIZE) return undefined;
-  const lookupTables = [await services.deployTable.get()];
+  const lookupTables = [await deployTableOrRefuse(services)];
   if (size(lookupTables) > PACKET_DATA_SIZE) {
     throw new Rejected('invalid_request', `name, symbol and metadata_uri together are too long for one ${PACKET_DATA_SIZE}-byte transaction; shorten the metadata_uri`, {
       field: 'metadata_uri',

@@ -202,6 +202,8 @@ const MEANINGS: Record<string, string> = {
   graduating:
     'The coin’s bonding curve is complete and its PumpSwap pool (`error.pool`) does not exist yet: nothing can trade it. The request waited GRADUATION_WAIT_MS for the pool; retry after `Retry-After` seconds, when it will trade on the pool.',
   not_ready: 'GET /readyz only: the process is not ready to serve (database, event store or read models not answering).',
+  treasury_unfunded:
+    'The request needs something the service\'s treasury pays for (the shared lookup table of a long deploy) and the treasury cannot pay yet. Not your wallet: `error.treasury_address` is the wallet to fund; retry after `Retry-After`, or shorten the request.',
 };
 
 /** Codes the router answers before any route runs: they belong to no route. */

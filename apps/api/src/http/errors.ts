@@ -49,6 +49,7 @@ const STATUS: Record<string, number> = {
   unavailable: 503,
   not_ready: 503,
   graduating: 503,
+  treasury_unfunded: 503,
 };
 
 export function statusOf(code: string): number {

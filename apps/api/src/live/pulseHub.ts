@@ -1,8 +1,9 @@
 import { PROJECTED_CHANNEL, type Bus } from '@svc/bus';
+import { LONG_POLL_MAX_SECONDS } from '@svc/contracts';
 import type { CheckpointFollower } from '../projectionWatcher';
 import { boardEtag, type Board } from './board';
 
-export const MAX_WAIT_SECONDS = 25;
+export const MAX_WAIT_SECONDS = LONG_POLL_MAX_SECONDS;
 /** The bus channel on which an ack says that a citizen's has_new_for_you may have changed. */
 export const INBOX_ACKED_CHANNEL = 'inbox_acked';
 /** How long stop() lets the held requests it woke take to be answered. */
@@ -28,8 +29,8 @@ export interface WaitOptions {
 }
 
 interface Waiter {
-  /** The board's ETag as the request last saw it. */
-  baseline: string;
+  /** What lets it go: the board's ETag no longer the one the request last saw, or the ledger position passing a seq. */
+  until: { etag: string } | { past: number };
   agentId?: string;
   answered?: Promise<unknown>;
   wake(why: Wake): void;
@@ -38,12 +39,15 @@ interface Waiter {
 /**
  * Holds /pulse?wait= requests in memory and wakes them from the bus: one board read per ledger change
  * (changes during a read coalesce into one more read), whatever the number of waiters, and none while no
- * request is held: a busy ledger must not cost a board read per projected batch that no one asked for.
+ * request waits on the board: a busy ledger must not cost a board read per projected batch that no one asked for.
  * Nothing polls the database while the board is still and the bus is up; while it is down, the held
- * requests follow the projection checkpoint instead, so that no change is missed.
+ * requests follow the projection checkpoint instead, so that no change is missed. /changes?wait= is held here
+ * too, on the ledger position alone (`waitPast`), which costs no read at all.
  */
 export class PulseHub {
   private readonly waiters = new Set<Waiter>();
+  /** How many of the waiters wait on the board (not on a position): only they need it read. */
+  private boardWaiters = 0;
   private readonly byAgent = new Map<string, Set<Waiter>>();
   /** The latest read started, and the ledger position and UTC day it stands for. */
   private current?: { state: Promise<BoardState>; seq: number; day: number };
@@ -112,14 +116,15 @@ export class PulseHub {
   private settle(state: BoardState, generation: number): void {
     if (this.settled && this.settled.generation > generation) return;
     this.settled = { state, generation };
-    for (const waiter of this.waiters) if (waiter.baseline !== state.etag) waiter.wake('changed');
+    for (const waiter of this.waiters) if ('etag' in waiter.until && waiter.until.etag !== state.etag) waiter.wake('changed');
   }
 
   private changed(seq: number): void {
     if (!(seq > this.latestSeq)) return;
     this.latestSeq = seq;
+    for (const waiter of this.waiters) if ('past' in waiter.until && seq > waiter.until.past) waiter.wake('changed');
     // Read lazily otherwise: the next state() reads, since the position moved.
-    if (this.waiters.size > 0) void this.refresh();
+    if (this.boardWaiters > 0) void this.refresh();
   }
 
   private async refresh(): Promise<void> {
@@ -157,19 +162,33 @@ export class PulseHub {
    * before this call, while the caller was busy, lets it go at once.
    */
   wait(baseline: string, options: WaitOptions): Promise<Wake> {
+    return this.hold({ etag: baseline }, options, this.settled !== undefined && this.settled.state.etag !== baseline);
+  }
+
+  /**
+   * Holds a request until the read models of the board (the entries among them) pass `seq`, as wait() does
+   * otherwise: the time, the signal and stop() let it go too.
+   */
+  waitPast(seq: number, options: WaitOptions): Promise<Wake> {
+    return this.hold({ past: seq }, options, Math.max(this.position(), this.latestSeq) > seq);
+  }
+
+  private hold(until: Waiter['until'], options: WaitOptions, changedAlready: boolean): Promise<Wake> {
     if (this.stopping) return Promise.resolve('stopping');
     if (options.signal.aborted) return Promise.resolve('aborted');
-    if (this.settled && this.settled.state.etag !== baseline) return Promise.resolve('changed');
+    if (changedAlready) return Promise.resolve('changed');
     return new Promise((resolve) => {
       const { agentId } = options;
+      const onBoard = 'etag' in until;
       const waiter: Waiter = {
-        baseline,
+        until,
         agentId,
         answered: options.answered,
         wake: (why) => {
           clearTimeout(timer);
           options.signal.removeEventListener('abort', abort);
-          this.waiters.delete(waiter);
+          if (!this.waiters.delete(waiter)) return;
+          if (onBoard) this.boardWaiters -= 1;
           if (this.waiters.size === 0) {
             this.releaseFollow?.();
             this.releaseFollow = undefined;
@@ -186,9 +205,10 @@ export class PulseHub {
       const timer = setTimeout(() => waiter.wake('timeout'), Math.max(0, options.seconds) * 1000);
       options.signal.addEventListener('abort', abort);
       this.waiters.add(waiter);
+      if (onBoard) this.boardWaiters += 1;
       this.releaseFollow ??= this.checkpoint?.follow();
       // A change heard while no one was held was not read: the board the caller holds may be behind it.
-      if (!this.current || this.current.seq < this.latestSeq) void this.refresh();
+      if (onBoard && (!this.current || this.current.seq < this.latestSeq)) void this.refresh();
       if (agentId !== undefined) {
         const mine = this.byAgent.get(agentId) ?? new Set<Waiter>();
         mine.add(waiter);

@@ -112,6 +112,8 @@ export interface LocalChainOptions {
   snapshotEvery?: number;
   /** Transactions kept in memory for getTransaction and friends. */
   historyLimit?: number;
+  /** What getVersion adds, beside the versions, to say what this chain is (the bundled chain names its APIs). */
+  identity?: Record<string, unknown>;
 }
 
 interface Committed {
@@ -149,6 +151,7 @@ export class LocalChain extends EventEmitter {
   private readonly seeds: readonly ((genesis: GenesisContext) => void)[];
   private readonly snapshotEvery: number;
   private readonly historyLimit: number;
+  readonly identity: Record<string, unknown>;
 
   private constructor(
     options: LocalChainOptions,
@@ -161,6 +164,7 @@ export class LocalChain extends EventEmitter {
     this.seeds = options.seeds ?? [];
     this.snapshotEvery = options.snapshotEvery ?? SNAPSHOT_EVERY;
     this.historyLimit = options.historyLimit ?? MAX_RECORDS;
+    this.identity = options.identity ?? {};
   }
 
   static async open(options: LocalChainOptions): Promise<LocalChain> {

@@ -198,7 +198,7 @@ function encodeBlock(chain: LocalChain, slot: number, options: Record<string, an
 
 export const METHODS: Record<string, Method> = {
   getHealth: () => 'ok',
-  getVersion: () => ({ 'solana-core': SOLANA_CORE_VERSION, 'feature-set': FEATURE_SET }),
+  getVersion: (chain) => ({ 'solana-core': SOLANA_CORE_VERSION, 'feature-set': FEATURE_SET, ...chain.identity }),
   getTransactionCount: (chain) => chain.transactionCount,
   getBlockTime: (chain, params) => chain.blockTime(pastSlot(chain, params[0])),
   getBlock: (chain, params) => {

@@ -14,6 +14,15 @@ import { recentBlockhash, sendAndConfirm, signTransaction } from '../transaction
 export const PACKET_DATA_SIZE = 1232;
 /** How long a new table's extension may take to become usable (the next slot) before the deploy gives up. */
 const WARMUP_MS = 15_000;
+/** An address lookup table's bytes before its addresses (LOOKUP_TABLE_META_SIZE). */
+const TABLE_META_BYTES = 56;
+/** What the create-and-extend transaction's fee may cost at most, above the table's rent. */
+const FEE_MARGIN_LAMPORTS = 20_000n;
+
+/** What became of an attempt to make the table: ready, or not, because its payer cannot pay `needed` lamports. */
+export type TableMaking =
+  | { made: true; table: AddressLookupTableAccount }
+  | { made: false; payer: PublicKey; needed: bigint; available: bigint };
 
 export interface LookupTableDeps {
   connection(): Connection;
@@ -54,23 +63,32 @@ async function staticDeployKeys(connection: Connection): Promise<PublicKey[]> {
 
 /**
  * A create_v2 with a dev buy and a long name and URI is over the 1,232-byte limit; an address lookup table of the
- * keys every deploy shares brings it well under. The service creates the table once (its treasury pays), remembers
- * it, and extends it when the SDK starts naming new shared keys.
+ * keys every deploy shares brings it well under. The workers make the table (its treasury pays) once the treasury
+ * can pay, remember it, and extend it when the SDK starts naming new shared keys; a deploy only reads it, so a
+ * caller's request never waits on, or fails for, the treasury's funds.
  */
 export class DeployLookupTable {
-  private current?: Promise<AddressLookupTableAccount>;
+  private found?: AddressLookupTableAccount;
 
   constructor(private readonly deps: LookupTableDeps) {}
 
-  get(): Promise<AddressLookupTableAccount> {
-    this.current ??= this.prepare().catch((error) => {
-      this.current = undefined;
-      throw error;
-    });
-    return this.current;
+  /** The table the workers made, or null while there is none. Kept once found: a table only ever grows. */
+  async existing(): Promise<AddressLookupTableAccount | null> {
+    if (this.found) return this.found;
+    const remembered = await this.deps.load();
+    if (!remembered) return null;
+    const table = (await this.deps.connection().getAddressLookupTable(new PublicKey(remembered), { commitment: 'confirmed' })).value;
+    if (table) this.found = table;
+    return table;
   }
 
-  private async prepare(): Promise<AddressLookupTableAccount> {
+  /** Whether the workers made the table: remembered only once it is made and usable, so no chain read is needed. */
+  async made(): Promise<boolean> {
+    return this.found !== undefined || (await this.deps.load()) !== undefined;
+  }
+
+  /** Makes the table, or extends it with the shared keys it lacks, when its payer can pay for that. */
+  async ensure(): Promise<TableMaking> {
     const connection = this.deps.connection();
     const wanted = await staticDeployKeys(connection);
     const remembered = await this.deps.load();
@@ -79,7 +97,11 @@ export class DeployLookupTable {
     let address = existing?.key;
     const have = new Set(existing?.state.addresses.map((k) => k.toBase58()) ?? []);
     const missing = wanted.filter((k) => !have.has(k.toBase58()));
-    if (existing && missing.length === 0) return existing;
+    if (existing && missing.length === 0) return { made: true, table: existing };
+    const rent = async (addresses: number) => BigInt(await connection.getMinimumBalanceForRentExemption(TABLE_META_BYTES + 32 * addresses, 'confirmed'));
+    const needed = (await rent(have.size + missing.length)) - (existing ? await rent(have.size) : 0n) + FEE_MARGIN_LAMPORTS;
+    const available = BigInt(await connection.getBalance(payer.publicKey, 'confirmed'));
+    if (available < needed) return { made: false, payer: payer.publicKey, needed, available };
     const instructions = [];
     if (!address) {
       const slot = await connection.getSlot('finalized');
@@ -91,8 +113,7 @@ export class DeployLookupTable {
     const recent = await recentBlockhash(connection);
     const message = new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: recent.blockhash, instructions }).compileToV0Message();
     const { slot } = await sendAndConfirm(connection, signTransaction(new VersionedTransaction(message), [payer], recent));
-    await this.deps.save(address.toBase58());
-    // A table's new keys are usable from the slot after the one that added them.
+    // A table's new keys are usable from the slot after the one that added them; deploys find it only then.
     const deadline = Date.now() + WARMUP_MS;
     while ((await connection.getSlot('confirmed')) <= slot) {
       if (Date.now() > deadline) throw new Error('the deploy lookup table did not warm up');
@@ -100,6 +121,8 @@ export class DeployLookupTable {
     }
     const table = (await connection.getAddressLookupTable(address, { commitment: 'confirmed' })).value;
     if (!table) throw new Error(`the deploy lookup table ${address.toBase58()} is missing after it was created`);
-    return table;
+    await this.deps.save(address.toBase58());
+    this.found = table;
+    return { made: true, table };
   }
 }

@@ -12,11 +12,12 @@ export function realtimeProse({ r, links }: GuideContext): string[] {
     '',
     'Every post, action, bounty and ledger event in ledger order, as full entries `{seq, type, kind, at, actor, data, prev, hash}`. ' +
       'Resume exactly with `after=<seq>` (start with `after=-1`), or filter by time with `since=<ms>`; follow `next_after` while `has_more`. ' +
-      'Each reply sends an `ETag`: poll again with `If-None-Match: <etag>` and get 304 (no body) while nothing changed.',
+      'Each reply sends an `ETag` naming the ledger position it covers: ask `after=<next_after>` with `If-None-Match: <etag>` and get 304 (no body) while nothing is new. ' +
+      `Add \`wait=<seconds>\` (at most ${MAX_WAIT_SECONDS}) to hold the request until an entry lands.`,
     '',
     ...fence('sh', [
       `curl -si "$BASE/api/v1/changes?after=-1&limit=${propertyOf(changesQuery, 'limit').maximum}"`,
-      `curl -si "$BASE/api/v1/changes?after=<next_after>" -H 'If-None-Match: <ETag of the last reply>'   # 304 when nothing is new`,
+      `curl -si "$BASE/api/v1/changes?after=<next_after>&wait=${MAX_WAIT_SECONDS}" -H 'If-None-Match: <ETag of the last reply>'   # 304 when nothing is new`,
     ]),
     '',
     `## ${r('GET /api/v1/pulse')}`,

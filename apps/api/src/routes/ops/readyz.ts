@@ -3,6 +3,7 @@ import { readyzResponse, type ReadinessPart } from '@svc/contracts';
 import { ping } from '@svc/readmodel';
 import { eventStoreIsSeparate } from '@svc/runtime';
 import { ApiError } from '../../http/errors';
+import { treasuryReadiness } from '../../treasury/deployTable';
 import { defineRoute } from '../../http/route';
 
 /** Reads past this are stale beyond what read-your-writes can hide: stop sending traffic here. */
@@ -18,15 +19,18 @@ export default defineRoute({
     '503 not_ready, naming the failing `part`, while the database (`database`) or a separate event store (`event_store`) does not ' +
     'answer, or while a read model has stood still behind the ledger for a minute (`read_models`). A bus (Redis) that does ' +
     'not answer leaves the process ready, reported as `bus: "degraded"`; a Solana RPC that does not answer too, reported as ' +
-    '`chain: "unreachable"`.',
+    '`chain: "unreachable"`; so does a treasury that has not paid for the shared lookup table of long deploys, reported as ' +
+    '`treasury: "unfunded"` with the `treasury_address` to fund.',
   response: readyzResponse,
   errors: ['not_ready'],
-  async handle(_input, { database, store, projection, chain, config, log }) {
+  async handle(_input, services) {
+    const { database, store, projection, chain, config, log } = services;
     // Cached and bounded in time, so asked alongside the stores rather than after them.
     const chainAnswers = chain.reachable();
     await answering('database', () => ping(database), log);
     const head = await answering(eventStoreIsSeparate(config) ? 'event_store' : 'database', () => store.headRevision('ledger'), log);
     const stalled = await answering('database', () => projection.stalledFor(head), log);
+    const treasury = await answering('database', () => treasuryReadiness(services), log);
     if (stalled > STALLED_MS) throw notReady('read_models', `a read model has been behind the ledger for ${Math.round(stalled / 1000)} s without moving`);
     return {
       body: {
@@ -37,6 +41,7 @@ export default defineRoute({
         read_models: projection.readModels,
         bus: projection.busHealthy ? 'ok' : 'degraded',
         chain: (await chainAnswers) ? 'ok' : 'unreachable',
+        ...treasury,
       },
     };
   },

@@ -1,14 +1,10 @@
 import { pulseQuery, pulseResponse } from '@svc/contracts';
 import { inbox } from '@svc/projections';
 import { BOARD_READS, etagMatches, keyedEtag } from '../../live/board';
+import { followClient, shuttingDown } from '../../live/heldClient';
 import { MAX_WAIT_SECONDS, type BoardState } from '../../live/pulseHub';
-import { ApiError } from '../../http/errors';
 import { defineRoute, type RouteResult } from '../../http/route';
 import type { Services } from '../../services';
-
-/** Abort reasons: a reason given spares abort() building a DOMException, thousands at a time on a wake. */
-const GONE = 'client gone';
-const ANSWERED = 'answered';
 
 interface Answer {
   body: Record<string, unknown>;
@@ -68,54 +64,35 @@ export default defineRoute({
     const seconds = Math.min(query.wait ?? 0, MAX_WAIT_SECONDS);
     if (seconds <= 0) return reply(await answerOf(await pulse.state(), agentId, services), ifNoneMatch);
 
-    // A client that left while this request waited for the read models (its socket closed, so the 'close'
-    // below will never come) is not held: nothing would let it go before its timeout, and thousands of
-    // such requests would each be answered into a dead socket 25 s later.
-    if (req.socket.destroyed) {
-      services.metrics.pulseAbandoned.inc();
-      return { notModified: true };
-    }
+    const client = followClient(req, res, () => services.metrics.pulseAbandoned.inc());
+    if (client.gone) return { notModified: true };
     const deadline = Date.now() + seconds * 1000;
-    let hold: AbortController | undefined;
-    let gone = false;
-    const answered = new Promise<void>((resolve) =>
-      res.once('close', () => {
-        if (!res.writableFinished) services.metrics.pulseAbandoned.inc();
-        gone = true;
-        hold?.abort(GONE);
-        resolve();
-      }),
-    );
     // The ETag the caller holds: the one If-None-Match matched, or the board when the request arrived.
     let held: string | undefined;
     for (;;) {
       const state = await pulse.state();
-      hold = new AbortController();
-      if (gone) hold.abort(GONE);
       // Registered before the keyed queries below, so a change or an ack during them is not missed.
-      const woken = pulse.wait(state.etag, { seconds: (deadline - Date.now()) / 1000, signal: hold.signal, agentId, answered });
+      const woken = pulse.wait(state.etag, { seconds: (deadline - Date.now()) / 1000, signal: client.hold(), agentId, answered: client.answered });
       let now: Answer;
       try {
         now = await answerOf(state, agentId, services);
       } catch (error) {
-        hold.abort(ANSWERED);
+        client.release();
         throw error;
       }
       if (held === undefined) {
         if (ifNoneMatch !== undefined && !etagMatches(ifNoneMatch, now.etag)) {
-          hold.abort(ANSWERED);
+          client.release();
           return reply(now, ifNoneMatch);
         }
         held = now.etag;
       }
       if (now.etag !== held || Date.now() >= deadline) {
-        hold.abort(ANSWERED);
+        client.release();
         return reply(now, ifNoneMatch);
       }
       const why = await woken;
-      if (why === 'stopping') {
-        throw new ApiError(503, 'unavailable', 'this server is shutting down; poll again', {}, { 'Retry-After': '1', Connection: 'close' });
-      }
+      if (why === 'stopping') throw shuttingDown();
       if (why === 'timeout' || why === 'aborted') return reply(now, ifNoneMatch);
       // The board moved on from the one held, so the answer differs whatever has_new_for_you says: answer
       // without waiting again. Only an ack (the board unchanged) needs another look.
