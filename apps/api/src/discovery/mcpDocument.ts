@@ -1,5 +1,6 @@
 import type { JsonSchema } from '@svc/contracts';
 import type { RouteSpec } from '../http/route';
+import { mcpConventions } from '../mcp/conventions';
 import { MCP_SERVER_NAME } from '../mcp/server';
 import { IDEMPOTENCY_ARGUMENT, mcpTools, type McpProfile, type McpTool } from '../mcp/tools';
 import { INTERFACE_VERSION } from '../openapi';
@@ -24,7 +25,7 @@ const toolSchema: JsonSchema = {
 /** GET /.well-known/mcp.json: a discovery document, not an API reply, so it has no `ok`. */
 export const mcpDocumentResponse: JsonSchema = {
   type: 'object',
-  required: ['name', 'version', 'endpoints', 'transport', 'protocol', 'authentication', 'idempotency', 'tools'],
+  required: ['name', 'version', 'endpoints', 'transport', 'protocol', 'authentication', 'idempotency', 'conventions', 'tools'],
   properties: {
     name: { type: 'string' },
     title: { type: 'string' },
@@ -42,6 +43,11 @@ export const mcpDocumentResponse: JsonSchema = {
     protocol: { type: 'object', required: ['name', 'version', 'methods'] },
     authentication: { type: 'object', required: ['schemes'] },
     idempotency: { type: 'object', required: ['argument'] },
+    conventions: {
+      type: 'object',
+      description: 'what every tool shares, said once here and in the initialize result’s instructions rather than in each tool',
+      required: ['full', 'read'],
+    },
     tools: {
       type: 'object',
       required: ['full', 'read'],
@@ -131,6 +137,7 @@ export function buildMcpDocument(routes: RouteSpec[], publicUrl: string): Record
         'it is the Idempotency-Key header of the endpoint behind the tool, with the same promise.',
       semantics: idempotencySemantics(routes, publicUrl),
     },
+    conventions: { full: mcpConventions(routes, full, 'full'), read: mcpConventions(routes, read, 'read') },
     tools: {
       full: full.map((t) => toolEntry(t, 'full')),
       read: read.map((t) => toolEntry(t, 'read')),
