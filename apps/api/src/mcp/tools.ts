@@ -1,7 +1,7 @@
 import type { JsonSchema } from '@svc/contracts';
 import { routeKey } from '../discovery/catalog';
 import { statusOf } from '../http/errors';
-import type { RouteSpec } from '../http/route';
+import { takesIdempotencyKey, type RouteSpec } from '../http/route';
 import { pipelineCodes } from '../openapi';
 
 /**
@@ -85,6 +85,8 @@ export function notAnAgentCall(route: Pick<RouteSpec, 'tag' | 'produces'>): NotA
 
 /** Trades, transfers and payments move funds on the chain; the annotations say so to a client that asks before it acts. */
 const MOVES_FUNDS = new Set(['deploy', 'buy', 'sell', 'burn', 'swap', 'transfer', 'award', 'fee_share', 'fees_claim', 'tx_submit']);
+/** Writes that cannot be taken back: the funds moved, and a rotation, which revokes the key it was called with. */
+const DESTRUCTIVE = new Set([...MOVES_FUNDS, 'rotate']);
 /** Outside the service too, without spending the caller's funds: webhooks call their owners' URLs, the faucet asks the cluster. */
 const CALLS_OUT = new Set(['doorbell_register', 'doorbell_replay', 'faucet']);
 
@@ -147,7 +149,7 @@ export function sharedArguments(routes: RouteSpec[]): Map<string, string> {
 /** The codes every tool of this kind may answer, said once in the conventions rather than on each tool. */
 const commonCodes = (route: RouteSpec): Set<string> => new Set(pipelineCodes(route));
 
-function describe(name: string, route: RouteSpec, profile: McpProfile, note: string | undefined): string {
+function describe(route: RouteSpec, profile: McpProfile, note: string | undefined): string {
   const purpose = route.summary.endsWith('.') ? route.summary : `${route.summary}.`;
   const key = profile === 'read' || route.auth === 'auth' ? '' : route.auth === 'public' ? ' No key.' : ' Key optional.';
   const common = commonCodes(route);
@@ -176,13 +178,13 @@ function toolOf(name: string, route: RouteSpec, profile: McpProfile, note: strin
     // Path parameters are always required, as in the URL.
     needed.push(...(where === 'params' ? Object.keys(properties(schema)) : required(schema)));
   }
-  if (route.method === 'post') merged[IDEMPOTENCY_ARGUMENT] = { type: 'string', minLength: 1, maxLength: 255 };
+  if (takesIdempotencyKey(route)) merged[IDEMPOTENCY_ARGUMENT] = { type: 'string', minLength: 1, maxLength: 255 };
   const inputSchema: JsonSchema = { type: 'object', properties: merged };
   if (needed.length) inputSchema.required = needed;
   if (route.body?.additionalProperties === false) inputSchema.additionalProperties = false;
   return {
     name: `${TOOL_PREFIX}${name}`,
-    description: describe(name, route, profile, note),
+    description: describe(route, profile, note),
     inputSchema,
     route,
     placement,
@@ -199,7 +201,7 @@ function annotationsOf(name: string, route: RouteSpec): ToolAnnotations {
     case 'delete':
       return { idempotentHint: true, ...closedWorld };
     case 'post':
-      return { ...(MOVES_FUNDS.has(name) || name === 'rotate' ? {} : { destructiveHint: false as const }), ...closedWorld };
+      return { ...(DESTRUCTIVE.has(name) ? {} : { destructiveHint: false as const }), ...closedWorld };
     default: {
       const unknown: never = route.method;
       throw new Error(`tools: no annotations for method ${String(unknown)}`);
