@@ -149,9 +149,9 @@ export function sharedArguments(routes: RouteSpec[]): Map<string, string> {
 /** The codes every tool of this kind may answer, said once in the conventions rather than on each tool. */
 const commonCodes = (route: RouteSpec): Set<string> => new Set(pipelineCodes(route));
 
-function describe(route: RouteSpec, profile: McpProfile, note: string | undefined): string {
+function describe(route: RouteSpec, note: string | undefined): string {
   const purpose = route.summary.endsWith('.') ? route.summary : `${route.summary}.`;
-  const key = profile === 'read' || route.auth === 'auth' ? '' : route.auth === 'public' ? ' No key.' : ' Key optional.';
+  const key = route.auth === 'auth' ? '' : route.auth === 'public' ? ' No key.' : ' Key optional.';
   const common = commonCodes(route);
   const codes = [...new Set(route.errors ?? [])].filter((c) => !common.has(c));
   const errors = codes.length ? ` Errors: ${codes.map((c) => `${c} ${statusOf(c)}`).join(', ')}.` : '';
@@ -164,7 +164,7 @@ function withoutSharedProse(field: string, property: JsonSchema, shared: Map<str
   return constraints;
 }
 
-function toolOf(name: string, route: RouteSpec, profile: McpProfile, note: string | undefined, shared: Map<string, string>): McpTool {
+function toolOf(name: string, route: RouteSpec, note: string | undefined, shared: Map<string, string>): McpTool {
   const placement: Record<string, 'params' | 'query' | 'body'> = {};
   const merged: Record<string, JsonSchema> = {};
   const needed: string[] = [];
@@ -184,7 +184,7 @@ function toolOf(name: string, route: RouteSpec, profile: McpProfile, note: strin
   if (route.body?.additionalProperties === false) inputSchema.additionalProperties = false;
   return {
     name: `${TOOL_PREFIX}${name}`,
-    description: describe(route, profile, note),
+    description: describe(route, note),
     inputSchema,
     route,
     placement,
@@ -218,7 +218,10 @@ export function routesWithoutTool(routes: RouteSpec[]): RouteSpec[] {
   return routes.filter((route) => !notAnAgentCall(route) && !named.has(routeKey(route)));
 }
 
-/** The tools of a profile, built from the route table: a tool and its endpoint cannot disagree. */
+/**
+ * The tools of a profile, built from the route table: a tool and its endpoint cannot disagree. A tool reads the same
+ * on both profiles; the read profile only has fewer.
+ */
 export function mcpTools(routes: RouteSpec[], profile: McpProfile = 'full'): McpTool[] {
   const byKey = new Map(routes.map((r) => [routeKey(r), r]));
   const shared = sharedArguments(routes);
@@ -227,7 +230,7 @@ export function mcpTools(routes: RouteSpec[], profile: McpProfile = 'full'): Mcp
     if (!route) throw new Error(`tool svc_${name}: no route ${key} in the table`);
     const excluded = notAnAgentCall(route);
     if (excluded) throw new Error(`tool svc_${name}: ${key} is not an agent's call (${excluded})`);
-    return toolOf(name, route, profile, note, shared);
+    return toolOf(name, route, note, shared);
   });
   return profile === 'read' ? tools.filter((t) => t.readOnly) : tools;
 }
