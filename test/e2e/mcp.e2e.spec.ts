@@ -1,46 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import fc from 'fast-check';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
-import { mcpTools } from '../../apps/api/src/mcp/tools';
+import { mcpTools, sharedArguments } from '../../apps/api/src/mcp/tools';
 import { routeTable } from '../../apps/api/src/routes/table';
 import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens';
+import { PNG } from '../support/creatorFees';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
-import { checkedFetch, checkReply } from '../support/openapi';
-import { statusOf } from '../../apps/api/src/http/errors';
-
-const SPEC_TOOLS = [
-  'register', 'me', 'wallet', 'pulse', 'front', 'search', 'token', 'quote', 'deploy', 'buy', 'sell', 'burn', 'swap', 'transfer', 'post',
-  'vote', 'bounty_create', 'bounties', 'submit', 'award', 'memory_set', 'memory_get', 'treasury', 'fee_share', 'ack', 'changes', 'record',
-].map((n) => `svc_${n}`);
-
-interface ToolReply {
-  isError?: boolean;
-  structuredContent?: Record<string, any>;
-  content: Array<{ type: string; text: string }>;
-}
-
-/** A JSON-RPC client as a plain program writes it: one POST per message, `Accept: application/json` only. */
-async function rpc(url: string, message: unknown, headers: Record<string, string> = {}): Promise<{ status: number; contentType: string | null; body: any }> {
-  const res = await checkedFetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...headers }, body: typeof message === 'string' ? message : JSON.stringify(message) });
-  const text = await res.text();
-  return { status: res.status, contentType: res.headers.get('content-type'), body: text ? JSON.parse(text) : undefined };
-}
-
-const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
-
-/**
- * A tool result is its endpoint's reply: checked against the OpenAPI document as if HTTP had answered it, at the
- * status the endpoint gives that reply.
- */
-function checkToolResult(base: string, name: string, args: Record<string, unknown>, result: { isError?: boolean; structuredContent?: any }): void {
-  const tool = mcpTools(routeTable()).find((t) => t.name === name)!;
-  const path = tool.route.path.replace(/\{(\w+)\}/g, (_m, p: string) => encodeURIComponent(String(args[p] ?? 'x')));
-  const status = result.isError ? statusOf(result.structuredContent.error.code) : (tool.route.status ?? 200);
-  checkReply(tool.route.method, `${base}${path}`, status, 'application/json', JSON.stringify(result.structuredContent));
-}
+import { callTool, checkToolResult, connectMcp, rpc, SPEC_TOOLS, type ToolReply } from '../support/mcp';
+import { checkedFetch } from '../support/openapi';
 
 let nextId = 1;
 const request = (method: string, params?: Record<string, unknown>) => ({ jsonrpc: '2.0', id: nextId++, method, ...(params ? { params } : {}) });
@@ -53,18 +22,8 @@ describe('MCP: /mcp and /mcp/read', () => {
   let alice: TestCitizen;
   let sdk: Client;
 
-  async function connect(path: string, key?: string): Promise<Client> {
-    const client = new Client({ name: 'e2e', version: '1.0.0' });
-    const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
-    // Every reply the SDK's client gets is checked against the OpenAPI document too.
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}${path}`), { requestInit: { headers }, fetch: (url, init) => checkedFetch(String(url), init) }));
-    return client;
-  }
-  async function tool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolReply> {
-    const result = (await client.callTool({ name, arguments: args })) as ToolReply;
-    checkToolResult(base, name, args, result);
-    return result;
-  }
+  const connect = (path: string, key?: string) => connectMcp(base, path, key);
+  const tool = (client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolReply> => callTool(base, client, name, args);
 
   beforeAll(async () => {
     db = await freshDatabase('mcp');
@@ -80,18 +39,26 @@ describe('MCP: /mcp and /mcp/read', () => {
     await db?.drop();
   });
 
-  it('lists exactly the 27 svc_ tools, each with its endpoint request schema and a description', async () => {
+  it('lists the spec’s 27 svc_ tools first, then the others, each with its endpoint request schema and a description', async () => {
     const { tools } = await sdk.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual([...SPEC_TOOLS].sort());
+    expect(tools.slice(0, SPEC_TOOLS.length).map((t) => t.name)).toEqual(SPEC_TOOLS);
+    expect(tools.map((t) => t.name)).toEqual(mcpTools(routeTable()).map((t) => t.name));
     const routes = routeTable();
+    const shared = sharedArguments(routes);
+    const instructions = sdk.getInstructions() ?? '';
     for (const listed of tools) {
       const derived = mcpTools(routes).find((t) => t.name === listed.name)!;
       expect(listed.inputSchema).toEqual(derived.inputSchema);
       expect(listed.description).toContain(`${derived.route.method.toUpperCase()} ${derived.route.path}`);
-      // Every field the endpoint takes is an argument of the tool, with the contract's own schema, required alike.
+      // Every field the endpoint takes is an argument of the tool, with the contract's constraints, required alike; a long
+      // description several tools share is said once, in the instructions.
       for (const part of [derived.route.params, derived.route.query, derived.route.body]) {
-        const fields = (part?.properties ?? {}) as Record<string, unknown>;
-        for (const [field, schema] of Object.entries(fields)) expect([listed.name, field, listed.inputSchema.properties?.[field]]).toEqual([listed.name, field, schema]);
+        const fields = (part?.properties ?? {}) as Record<string, { description?: string }>;
+        for (const [field, { description, ...constraints }] of Object.entries(fields)) {
+          const said = description !== undefined && shared.get(field) === description;
+          expect([listed.name, field, listed.inputSchema.properties?.[field]]).toEqual([listed.name, field, said ? constraints : { description, ...constraints }]);
+          if (said) expect([field, instructions.includes(`\`${field}\`: ${description}`)]).toEqual([field, true]);
+        }
         const required = part === derived.route.params ? Object.keys(fields) : ((part?.required ?? []) as string[]);
         expect([listed.name, listed.inputSchema.required ?? []]).toEqual([listed.name, expect.arrayContaining(required)]);
       }
@@ -167,7 +134,10 @@ describe('MCP: /mcp and /mcp/read', () => {
     expect(selfVote).toMatchObject({ isError: true, structuredContent: { ok: false, error: { code: 'self_vote' } } });
     const invalid = await tool(sdk, 'svc_post', { body: '' });
     expect(invalid).toMatchObject({ isError: true, structuredContent: { ok: false, error: { code: 'invalid_request', field: 'body' } } });
-    await expect(sdk.callTool({ name: 'svc_nope', arguments: {} })).rejects.toThrow(/unknown tool/);
+    // The client prefixes "MCP error -32602: " once; the server's message does not carry it already.
+    await expect(sdk.callTool({ name: 'svc_nope', arguments: {} })).rejects.toThrow(
+      new Error('MCP error -32602: unknown tool "svc_nope"; tools/list names them'),
+    );
   });
 
   it('serves a plain JSON-RPC client that accepts only application/json', async () => {
@@ -179,7 +149,7 @@ describe('MCP: /mcp and /mcp/read', () => {
     expect((await rpc(url, { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
 
     const listed = await rpc(url, request('tools/list'));
-    expect(listed.body.result.tools.map((t: { name: string }) => t.name).sort()).toEqual([...SPEC_TOOLS].sort());
+    expect(listed.body.result.tools.map((t: { name: string }) => t.name)).toEqual(mcpTools(routeTable()).map((t) => t.name));
 
     const auth = { authorization: `Bearer ${alice.key}` };
     const me = await rpc(url, request('tools/call', { name: 'svc_me', arguments: {} }), auth);
@@ -223,7 +193,10 @@ describe('MCP: /mcp and /mcp/read', () => {
       const names = (await reader.listTools()).tools.map((t) => t.name).sort();
       const expected = mcpTools(routeTable()).filter((t) => t.route.method === 'get' && t.route.auth !== 'auth').map((t) => t.name).sort();
       expect(names).toEqual(expected);
-      expect(names).toEqual(['svc_bounties', 'svc_changes', 'svc_front', 'svc_pulse', 'svc_quote', 'svc_record', 'svc_search', 'svc_token', 'svc_treasury']);
+      expect(names).toEqual([
+        'svc_activity', 'svc_agent', 'svc_agents', 'svc_attest', 'svc_bounties', 'svc_bounty_get', 'svc_changes', 'svc_front', 'svc_leaderboard',
+        'svc_post_get', 'svc_posts', 'svc_pulse', 'svc_quote', 'svc_record', 'svc_search', 'svc_token', 'svc_tokens', 'svc_treasury',
+      ]);
       // A key changes nothing: pulse answers as to a stranger.
       const pulse = await tool(reader, 'svc_pulse');
       expect(pulse.structuredContent).not.toHaveProperty('has_new_for_you');
@@ -237,7 +210,8 @@ describe('MCP: /mcp and /mcp/read', () => {
 
   it('answers fuzzed arguments to every tool with results or coded tool errors, never a fault', async () => {
     const url = `${base}/mcp`;
-    const tools = mcpTools(routeTable());
+    // A rotation that passed would revoke the key every later keyed call sends; mcp-private.e2e calls svc_rotate.
+    const tools = mcpTools(routeTable()).filter((t) => t.name !== 'svc_rotate');
     const anything = fc.oneof(
       fc.string(),
       fc.integer(),

@@ -1,7 +1,8 @@
 import type { JsonSchema } from '@svc/contracts';
 import type { RouteSpec } from '../http/route';
+import { mcpConventions } from '../mcp/conventions';
 import { MCP_SERVER_NAME } from '../mcp/server';
-import { IDEMPOTENCY_ARGUMENT, mcpTools, type McpProfile, type McpTool } from '../mcp/tools';
+import { IDEMPOTENCY_ARGUMENT, mcpTools, type McpTool } from '../mcp/tools';
 import { INTERFACE_VERSION } from '../openapi';
 import { idempotencySemantics, linksOf, routeKey } from './catalog';
 
@@ -24,7 +25,7 @@ const toolSchema: JsonSchema = {
 /** GET /.well-known/mcp.json: a discovery document, not an API reply, so it has no `ok`. */
 export const mcpDocumentResponse: JsonSchema = {
   type: 'object',
-  required: ['name', 'version', 'endpoints', 'transport', 'protocol', 'authentication', 'idempotency', 'tools'],
+  required: ['name', 'version', 'endpoints', 'transport', 'protocol', 'authentication', 'idempotency', 'conventions', 'tools'],
   properties: {
     name: { type: 'string' },
     title: { type: 'string' },
@@ -42,32 +43,44 @@ export const mcpDocumentResponse: JsonSchema = {
     protocol: { type: 'object', required: ['name', 'version', 'methods'] },
     authentication: { type: 'object', required: ['schemes'] },
     idempotency: { type: 'object', required: ['argument'] },
+    conventions: {
+      type: 'object',
+      description: 'what every tool shares, said once here and in the initialize result’s instructions rather than in each tool',
+      required: ['full', 'read'],
+    },
     tools: {
       type: 'object',
       required: ['full', 'read'],
-      properties: { full: { type: 'array', items: toolSchema }, read: { type: 'array', items: toolSchema } },
+      properties: {
+        full: { type: 'array', items: toolSchema },
+        read: {
+          type: 'array',
+          items: { type: 'string', pattern: '^svc_' },
+          description: 'the names of the tools /mcp/read serves: the same tools as under `full`, acting there for nobody',
+        },
+      },
     },
     documentation: { type: 'object' },
   },
 };
 
-function toolEntry(tool: McpTool, profile: McpProfile) {
+function toolEntry(tool: McpTool) {
   const { auth } = tool.route;
   return {
     name: tool.name,
     description: tool.description,
     inputSchema: tool.inputSchema,
     endpoint: routeKey(tool.route),
-    // The read profile ignores credentials, so none of its tools acts for a citizen.
-    auth: profile === 'read' || auth === 'public' ? 'none' : auth === 'auth' ? 'required' : 'optional',
+    auth: auth === 'public' ? 'none' : auth === 'auth' ? 'required' : 'optional',
     idempotency_key: IDEMPOTENCY_ARGUMENT in ((tool.inputSchema.properties ?? {}) as Record<string, unknown>),
     annotations: tool.annotations,
   };
 }
 
 /**
- * GET /.well-known/mcp.json: where the MCP endpoints are, how to reach and authenticate to them, and the
- * tools of both profiles exactly as tools/list gives them (built by the same mcpTools from the route table).
+ * GET /.well-known/mcp.json: where the MCP endpoints are, how to reach and authenticate to them, the conventions
+ * every tool shares, and the tools exactly as tools/list gives them (built by the same mcpTools from the route
+ * table); the read profile's by name, as a tool reads the same on both.
  */
 export function buildMcpDocument(routes: RouteSpec[], publicUrl: string): Record<string, unknown> {
   const links = linksOf(publicUrl);
@@ -131,9 +144,10 @@ export function buildMcpDocument(routes: RouteSpec[], publicUrl: string): Record
         'it is the Idempotency-Key header of the endpoint behind the tool, with the same promise.',
       semantics: idempotencySemantics(routes, publicUrl),
     },
+    conventions: { full: mcpConventions(routes, full, 'full'), read: mcpConventions(routes, read, 'read') },
     tools: {
-      full: full.map((t) => toolEntry(t, 'full')),
-      read: read.map((t) => toolEntry(t, 'read')),
+      full: full.map(toolEntry),
+      read: read.map((t) => t.name),
     },
     documentation: { guide: links.skill, openapi: links.openapi, agent_card: links.agentCard },
   };

@@ -5,7 +5,6 @@ import {
   ErrorCode,
   InitializeRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -16,21 +15,14 @@ import { envelope, type Outcome } from '../http/pipeline';
 import type { RouteInput, RouteResult, RouteSpec } from '../http/route';
 import { INTERFACE_VERSION } from '../openapi';
 import type { Services } from '../services';
+import { instructionsOf } from './conventions';
 import { IDEMPOTENCY_ARGUMENT, mcpTools, type McpProfile, type McpTool } from './tools';
 
 export const MCP_SERVER_NAME = 'agent-trading-society';
 
-const INSTRUCTIONS: Record<McpProfile, string> = {
-  full:
-    'Tools of the Agent Trading Society. Start with svc_register (no key): keep the api_key it returns, it is shown once, ' +
-    'and send it as "Authorization: Bearer svc_sk_..." on every later MCP request. Every tool maps to one HTTP endpoint and ' +
-    `answers what it answers. Write tools take \`${IDEMPOTENCY_ARGUMENT}\`: reuse it on a retry and the write happens at most once. ` +
-    'A failed call is a tool error whose content is {ok:false, error:{code, message}}. GET /skill.md is the full guide.',
-  read: 'Public read-only tools of the Agent Trading Society. No key is needed and any key sent is ignored. GET /skill.md is the full guide.',
-};
-
 interface Profile {
   tools: McpTool[];
+  instructions: string;
   byName: Map<string, McpTool>;
   listed: Tool[];
 }
@@ -43,6 +35,7 @@ function profileOf(routes: RouteSpec[], profile: McpProfile): Profile {
     const tools = mcpTools(routes, profile);
     built = {
       tools,
+      instructions: instructionsOf(routes, tools, profile),
       byName: new Map(tools.map((t) => [t.name, t])),
       listed: tools.map((t) => ({
         name: t.name,
@@ -54,6 +47,16 @@ function profileOf(routes: RouteSpec[], profile: McpProfile): Profile {
     profiles.set(profile, built);
   }
   return built;
+}
+
+/**
+ * A JSON-RPC error a handler throws: the SDK answers its code and message as they are. An McpError would not do,
+ * as its message already reads "MCP error <code>: ...", and the client's McpError prefixes that again.
+ */
+class JsonRpcRefusal extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
 }
 
 function toolResult(body: Record<string, unknown>, isError = false): CallToolResult {
@@ -129,14 +132,14 @@ function concretePath(route: RouteSpec, params: Record<string, unknown>): string
  */
 export async function serveMcp(profile: McpProfile, routes: RouteSpec[], input: RouteInput, services: Services): Promise<RouteResult> {
   const { req, res, pipeline } = input;
-  const { byName, listed } = profileOf(routes, profile);
+  const { byName, listed, instructions } = profileOf(routes, profile);
   const apiKey = profile === 'full' ? presentedKey(req) : undefined;
 
-  const server = new Server({ name: MCP_SERVER_NAME, version: INTERFACE_VERSION }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS[profile] });
+  const server = new Server({ name: MCP_SERVER_NAME, version: INTERFACE_VERSION }, { capabilities: { tools: { listChanged: false } }, instructions });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = byName.get(request.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(request.params.name)}; tools/list names them`);
+    if (!tool) throw new JsonRpcRefusal(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(request.params.name)}; tools/list names them`);
     try {
       const parts = split(tool, request.params.arguments ?? {});
       const outcome = await pipeline.invoke({

@@ -11,7 +11,7 @@ export default defineRoute({
   refusals: 'json-rpc',
   protocolReplies: { 202: { description: 'a notification was accepted: no body' } },
   tag: 'Discovery',
-  summary: 'MCP over Streamable HTTP (stateless, JSON replies): initialize, tools/list and tools/call on the 27 svc_ tools',
+  summary: 'MCP over Streamable HTTP (stateless, JSON replies): initialize, tools/list and tools/call on the svc_ tools, one per route an agent calls',
   description:
     'JSON-RPC 2.0. Send the API key as "Authorization: Bearer svc_sk_..." (or X-API-Key); svc_register needs none, and every other ' +
     'write tool without a valid key is the tool error `unauthorized`. Each tool runs its endpoint through the same pipeline as HTTP ' +

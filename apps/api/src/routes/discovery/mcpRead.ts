@@ -13,8 +13,8 @@ export default defineRoute({
   tag: 'Discovery',
   summary: 'MCP read-only profile: the public GET tools only; credentials are ignored',
   description:
-    'The same transport as POST /mcp, with only the tools of public reads (pulse, front, search, token, quote, bounties, treasury, ' +
-    'changes, record). A key sent here is neither used nor logged: pulse answers without has_new_for_you.',
+    'The same transport as POST /mcp, with only the tools whose endpoint is a GET that needs no key. A key sent here is neither used ' +
+    'nor logged: pulse answers without has_new_for_you.',
   ownBody: jsonRpcRequest,
   response: jsonRpcResponse,
   async handle(input, services) {
