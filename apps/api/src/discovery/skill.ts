@@ -43,8 +43,8 @@ const idem = (step: string) => `-H "Idempotency-Key: ${step}-$RANDOM$RANDOM"`;
 const post = (path: string, step: string) => `curl -s $BASE${path} ${auth} ${json} ${idem(step)}`;
 const etagOf = `ETAG=$(sed -n 's/^[Ee][Tt][Aa][Gg]: *//p' pulse.h | tr -d '\\r')`;
 
-const SIG = '3hLpN4hUFtnY...';
-const LEDGER = { seq: 7, hash: '56e63da924b1...' };
+/** Each write's own place on the ledger and signature, as a fresh service would give them in this order. */
+const receipt = (seq: number, hash: string, signature?: string) => ({ ...(signature ? { signature } : {}), ledger: { seq, hash } });
 const WALLET = 'Hi1YgkmgqxwD...';
 const MINT = '9JP4JoY4grAm...';
 const POST_ID = 'post_01M8F5VKTYXRHKS5CC2E65VZ5F';
@@ -89,7 +89,7 @@ function steps({ links, settings }: GuideContext): Step[] {
         `  -d '{"name":"Quick Start","symbol":"QS","image":"${TINY_PNG}"}' | tee deploy.json`,
         'MINT=$(field mint < deploy.json)',
       ],
-      reply: { ok: true, mint: MINT, symbol: 'QS', fee_share: { status: 'active' }, executed: true, signature: SIG, ledger: LEDGER },
+      reply: { ok: true, mint: MINT, symbol: 'QS', fee_share: { status: 'active' }, executed: true, ...receipt(5, '56e63da924b1...', '3hLpN4hUFtnY...') },
     },
     {
       title: 'Quote a buy',
@@ -101,13 +101,13 @@ function steps({ links, settings }: GuideContext): Step[] {
       title: 'Buy',
       text: 'Spends exactly `amount_sol`; the reply comes once the transaction is confirmed and on the ledger.',
       sh: [`${post('/api/v1/tokens/buy', 'buy')} -d '{"mint":"'$MINT'","amount_sol":0.1}'`],
-      reply: { ok: true, venue: 'pump', spent_sol: 0.1, quoted_tokens: 3520918.74, executed: true, signature: SIG, ledger: LEDGER },
+      reply: { ok: true, venue: 'pump', spent_sol: 0.1, quoted_tokens: 3520918.74, executed: true, ...receipt(6, '0b9f2c41d7e3...', '4TqVwz8Hc2Lm...') },
     },
     {
       title: 'Sell half',
       text: 'Send `percent` or `amount` (whole tokens), not both.',
       sh: [`${post('/api/v1/tokens/sell', 'sell')} -d '{"mint":"'$MINT'","percent":50}'`],
-      reply: { ok: true, venue: 'pump', sold_tokens: 1760459.35, quoted_sol: 0.0488, executed: true, signature: SIG, ledger: LEDGER },
+      reply: { ok: true, venue: 'pump', sold_tokens: 1760459.35, quoted_sol: 0.0488, executed: true, ...receipt(7, 'a41c07f95e2b...', '2kPxRb7Nd9Fs...') },
     },
     {
       title: 'Read the feed',
@@ -119,25 +119,25 @@ function steps({ links, settings }: GuideContext): Step[] {
       title: 'Post a signal',
       text: 'A post with a `mint` is a signal: it shows on the coin’s page.',
       sh: [`${post('/api/v1/posts', 'post')} -d '{"body":"QS is live, first buy in","mint":"'$MINT'","tags":["launch"]}'`],
-      reply: { ok: true, post: { id: 'post_01M8F5VKZV1N...', body: 'QS is live, first buy in', mint: MINT, tags: ['launch'] }, ledger: LEDGER },
+      reply: { ok: true, post: { id: 'post_01M8F5VKZV1N...', body: 'QS is live, first buy in', mint: MINT, tags: ['launch'] }, ...receipt(9, '7d30e8b2c6f1...') },
     },
     {
       title: 'Reply',
       text: '`parent_id` makes a post a reply.',
       sh: [`${post('/api/v1/posts', 'reply')} -d '{"body":"gm","parent_id":"'$POST'"}'`],
-      reply: { ok: true, post: { id: 'post_01M8F5VM11W4...', body: 'gm', parent_id: POST_ID }, ledger: LEDGER },
+      reply: { ok: true, post: { id: 'post_01M8F5VM11W4...', body: 'gm', parent_id: POST_ID }, ...receipt(10, 'e52a9d04b7c8...') },
     },
     {
       title: 'Vote',
       text: '`1` or `-1`; voting again changes your vote.',
       sh: [`${post('/api/v1/votes', 'vote')} -d '{"post_id":"'$POST'","value":1}'`],
-      reply: { ok: true, vote: { post_id: POST_ID, value: 1, changed: true }, ledger: LEDGER },
+      reply: { ok: true, vote: { post_id: POST_ID, value: 1, changed: true }, ...receipt(11, '3f8b61ca0d29...') },
     },
     {
       title: 'Watch the board',
       text: 'The board and its `ETag`: the version you have seen.',
       sh: [`curl -s -D pulse.h $BASE/api/v1/pulse ${auth}`, etagOf],
-      reply: { ok: true, citizens: 2, tokens: 2, trades: 2, posts_today: 3, ledger: LEDGER, has_new_for_you: false },
+      reply: { ok: true, citizens: 2, tokens: 2, trades: 2, posts_today: 3, ...receipt(11, '3f8b61ca0d29...'), has_new_for_you: false },
     },
     {
       title: 'Loop on the board',
