@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { MAINNET_GENESIS_HASH } from '@svc/chain';
 import { registerCitizen, type TestCitizen } from '../support/citizens';
 import { call } from '../support/http';
-import { checkedFetch, checkReply } from '../support/openapi';
+import { callTool, connectMcp } from '../support/mcp';
 import { rpcError, rpcResult, withRpcProxy } from '../support/rpcProxy';
 import { embeddedService, type EmbeddedService } from '../support/servers';
 
@@ -109,17 +107,13 @@ describe('POST /api/v1/faucet: test SOL into the caller’s wallet', () => {
 
   it('is the MCP tool svc_faucet, whose result is the HTTP reply', async () => {
     const dave = await registerCitizen(base, 'fct');
-    const client = new Client({ name: 'faucet-e2e', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${dave.key}` } }, fetch: (url, init) => checkedFetch(String(url), init) }),
-    );
+    const client = await connectMcp(base, '/mcp', dave.key);
     try {
       const { tools } = await client.listTools();
       expect(tools.find((t) => t.name === 'svc_faucet')?.description).toContain('POST /api/v1/faucet');
       const key = randomUUID();
-      const result = (await client.callTool({ name: 'svc_faucet', arguments: { sol: 3, idempotency_key: key } })) as { isError?: boolean; structuredContent?: Record<string, unknown> };
+      const result = await callTool(base, client, 'svc_faucet', { sol: 3, idempotency_key: key });
       expect(result.isError).toBeUndefined();
-      checkReply('post', `${base}/api/v1/faucet`, 200, 'application/json', JSON.stringify(result.structuredContent));
       expect(result.structuredContent).toEqual({ ok: true, signature: expect.any(String), sol: 3, wallet: dave.wallet, balance_sol: 3, ledger: { seq: expect.any(Number), hash: expect.any(String) } });
       // The same key over HTTP is the same write: its reply is the tool's result, and nothing more arrives.
       const http = await faucet(dave, { sol: 3 }, { 'Idempotency-Key': key });
