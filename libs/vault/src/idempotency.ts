@@ -105,6 +105,8 @@ export interface IdempotencyTuning {
   maxHoldMs: number;
   /** Keys are kept at least this long. */
   keepMs: number;
+  /** How often a holder's last word that the database did not take (it was down) is said again. */
+  owedRetryMs: number;
   purgeEveryMs: number;
   /** The clock that times how long a reply's secrets are replayed (tests move it). */
   now: () => number;
@@ -117,6 +119,7 @@ export const IDEMPOTENCY_TUNING: IdempotencyTuning = {
   maxPollMs: 250,
   maxHoldMs: 10 * 60_000,
   keepMs: 24 * 3_600_000,
+  owedRetryMs: 250,
   purgeEveryMs: 60_000,
   now: () => Date.now(),
 };
@@ -146,6 +149,12 @@ export class IdempotencyStore {
   private readonly holding = new Map<string, Holding>();
   /** Retries in this process waiting on a key, woken as soon as its holder here finishes. */
   private readonly waiters = new Map<string, Set<() => void>>();
+  /**
+   * Last words the database did not take (it was down when the request failed): said again until it does. Unsaid,
+   * the key would look held by this live process until its lease ran out, and every retry would wait it out.
+   */
+  private readonly owed = new Map<string, () => Promise<unknown>>();
+  private owedTimer: NodeJS.Timeout | undefined;
   private lastPurge = 0;
 
   constructor(
@@ -173,6 +182,7 @@ export class IdempotencyStore {
 
   async begin(scope: string, key: string, requestHash: string, options: { leaseMs?: number; waitMs?: number } = {}): Promise<IdempotencyBegin> {
     this.purgeNowAndThen();
+    await this.payOwed();
     const leaseMs = options.leaseMs ?? this.tuning.leaseMs;
     const deadline = Date.now() + (options.waitMs ?? this.tuning.waitMs);
     let pause = this.tuning.firstPollMs;
@@ -258,12 +268,44 @@ export class IdempotencyStore {
   private async settle(scope: string, key: string, attempt: string, change: Record<string, unknown> | 'delete'): Promise<boolean> {
     this.release(attempt);
     const held = (query: any) => query.where('scope', '=', scope).where('key', '=', key).where('attempt', '=', attempt).where('state', '=', 'running');
-    const result =
+    const say = async () =>
       change === 'delete'
         ? Number((await held(this.database.db.deleteFrom(this.table)).executeTakeFirst()).numDeletedRows)
         : Number((await held(this.database.db.updateTable(this.table).set(change)).executeTakeFirst()).numUpdatedRows);
-    this.wake(scope, key);
-    return result === 1;
+    try {
+      const result = await say();
+      this.wake(scope, key);
+      return result === 1;
+    } catch (error) {
+      this.owe(attempt, async () => {
+        await say();
+        this.wake(scope, key);
+      });
+      throw error;
+    }
+  }
+
+  private owe(attempt: string, say: () => Promise<unknown>): void {
+    this.owed.set(attempt, say);
+    if (this.owedTimer) return;
+    this.owedTimer = setInterval(() => void this.payOwed(), this.tuning.owedRetryMs);
+    this.owedTimer.unref();
+  }
+
+  /** Says again what the database did not take; what it still does not take stays owed. */
+  private async payOwed(): Promise<void> {
+    for (const [attempt, say] of [...this.owed]) {
+      try {
+        await say();
+        this.owed.delete(attempt);
+      } catch {
+        return;
+      }
+    }
+    if (this.owed.size === 0 && this.owedTimer) {
+      clearInterval(this.owedTimer);
+      this.owedTimer = undefined;
+    }
   }
 
   /** Forgets keys first used more than `ms` ago, except one whose holder still runs. */
@@ -289,6 +331,8 @@ export class IdempotencyStore {
   /** Stops renewing every lease this store holds, as a process that dies would. */
   close(): void {
     for (const attempt of [...this.holding.keys()]) this.release(attempt);
+    if (this.owedTimer) clearInterval(this.owedTimer);
+    this.owedTimer = undefined;
   }
 
   private replayOf(scope: string, key: string, row: { status: unknown; response: unknown; secrets_until: unknown; response_without_secrets: unknown }): StoredResponse {
