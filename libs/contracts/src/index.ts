@@ -18,3 +18,4 @@ export * from './fees';
 export * from './treasury';
 export * from './mcp';
 export * from './operations';
+export * from './policy';

@@ -116,7 +116,7 @@ export const ledgerModel: LedgerModel<LedgerState, LedgerCommand, DecisionSeen> 
       case 'PostBounty':
       case 'SubmitWork':
       case 'AwardBounty':
-        return decideBounty(command, state.bounties, state.citizens, state.actions, state.caps, now);
+        return decideBounty(command, state.bounties, state.citizens, state.actions, state.caps, state.policies, now);
       case 'RecordAction':
         return decideAction(command, state.actions, state.citizens, state.policies);
       case 'SetPolicy':

@@ -59,6 +59,9 @@ const TOOL_ROUTES: ReadonlyArray<readonly [name: string, route: string, note?: s
   ['doorbell_remove', 'DELETE /api/v1/doorbell'],
   ['doorbell_deliveries', 'GET /api/v1/doorbell/deliveries'],
   ['doorbell_replay', 'POST /api/v1/doorbell/replay'],
+  ['policy', 'GET /api/v1/policy'],
+  ['policy_set', 'PUT /api/v1/policy', 'A loosening waits POLICY_DELAY_MS; a tightening applies at once.'],
+  ['policy_cancel', 'DELETE /api/v1/policy/pending'],
 ];
 
 export const TOOL_PREFIX = 'svc_';
@@ -199,6 +202,7 @@ function annotationsOf(name: string, route: RouteSpec): ToolAnnotations {
     case 'get':
       return { readOnlyHint: true, ...closedWorld };
     case 'delete':
+    case 'put':
       return { idempotentHint: true, ...closedWorld };
     case 'post':
       return { ...(DESTRUCTIVE.has(name) ? {} : { destructiveHint: false as const }), ...closedWorld };

@@ -60,6 +60,9 @@ import healthz from './ops/healthz';
 import metrics from './ops/metrics';
 import readyz from './ops/readyz';
 import media from './tokens/media';
+import getPolicy from './policy/getPolicy';
+import setPolicy from './policy/setPolicy';
+import cancelPendingPolicy from './policy/cancelPending';
 
 /** Every route the server dispatches: the one list behind express, /api/v1/surface and /openapi.json. */
 export function routeTable(): RouteSpec[] {
@@ -112,6 +115,9 @@ export function routeTable(): RouteSpec[] {
     getNotes,
     deleteNote,
     rotate,
+    getPolicy,
+    setPolicy,
+    cancelPendingPolicy,
     ws,
     surface,
     openapi,

@@ -1,0 +1,68 @@
+import { millis, seq } from './common';
+import type { JsonSchema, LiteralSchema } from './validator';
+
+const solCap = (what: string) => ({ type: ['number', 'null'], exclusiveMinimum: 0, maximum: 1e6, description: what }) as const;
+const allowList = (what: string) =>
+  ({ type: ['array', 'null'], maxItems: 100, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 64 }, description: what }) as const;
+
+/** A spending policy: every rule optional; absent or null is no rule. */
+export const policyBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    max_sol_per_trade: solCap('the most SOL one buy, swap input (valued in SOL), SOL transfer, dev buy or bounty award may move'),
+    max_sol_per_day: solCap(
+      'the most SOL that may leave the wallet by the service’s hand per UTC day: buys, SOL transfers, swap inputs valued in SOL, dev buys, bounty awards and their network fees',
+    ),
+    allowed_recipients: allowList('the only handles or wallets transfers and bounty awards may pay'),
+    allowed_mints: allowList('the only mints buys and swaps may buy'),
+  },
+} as const satisfies LiteralSchema;
+
+export const policyView: JsonSchema = {
+  type: 'object',
+  required: ['max_sol_per_trade', 'max_sol_per_day', 'allowed_recipients', 'allowed_mints'],
+  properties: {
+    max_sol_per_trade: { type: ['number', 'null'] },
+    max_sol_per_day: { type: ['number', 'null'] },
+    allowed_recipients: { type: ['array', 'null'], items: { type: 'string' } },
+    allowed_mints: { type: ['array', 'null'], items: { type: 'string' } },
+  },
+};
+
+const pendingView: JsonSchema = {
+  type: ['object', 'null'],
+  required: ['policy', 'effective_at'],
+  description: 'a loosening waiting for POLICY_DELAY_MS: it takes effect at `effective_at` (ms) unless cancelled (DELETE /api/v1/policy/pending)',
+  properties: { policy: policyView, effective_at: millis },
+};
+
+const policyReplyProperties = {
+  ok: { const: true },
+  policy: { ...policyView, description: 'the policy in force now' },
+  pending: pendingView,
+  spent_today: {
+    type: 'object',
+    required: ['day', 'used_sol'],
+    description: 'what counts against max_sol_per_day on this UTC day: settled spending and reservations of actions in flight',
+    properties: { day: { type: 'string' }, used_sol: { type: 'number' } },
+  },
+  delay_ms: { type: 'integer', description: 'POLICY_DELAY_MS: how long a loosening waits' },
+} as const;
+
+export const policyResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'policy', 'pending', 'spent_today', 'delay_ms'],
+  properties: policyReplyProperties,
+};
+
+export const policyChangeResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'policy', 'pending', 'spent_today', 'delay_ms', 'ledger'],
+  properties: {
+    ...policyReplyProperties,
+    ledger: { type: 'object', required: ['seq', 'hash'], properties: { seq, hash: { type: 'string' } }, description: 'the ledger entry of the change' },
+  },
+};
+
+export const cancelPolicyBody = { type: 'object', maxProperties: 0, description: 'an empty object' } as const satisfies LiteralSchema;
