@@ -124,4 +124,12 @@ describe('spending policy', () => {
     expect(given.decide(spend(alice, 'r', 0.5, { reserve: false }))).toEqual({ ok: true, events: [] });
     expect(given.decide(spend(alice, 'r', 1.5, { reserve: false }))).toMatchObject({ ok: false });
   });
+
+  it("the operator's default policy is set in force with the registration", () => {
+    const given = new GivenLedger(NOON);
+    const policy = { ...NO_POLICY, max_sol_per_day: 2 };
+    const entries = given.accept({ type: 'RegisterCitizen', data: { agent_id: 'agent_1', handle: 'h1', model: 'm', bio: '', wallet: 'W1', custody: 'service' }, policy });
+    expect(entries.map((entry) => entry.type)).toEqual(['CitizenRegistered', 'PolicySet']);
+    expect(policyInForce(given.state.policies, 'agent_1', NOON)).toEqual({ policy, pending: null });
+  });
 });
