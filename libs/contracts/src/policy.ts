@@ -44,7 +44,7 @@ const policyReplyProperties = {
   spent_today: {
     type: 'object',
     required: ['day', 'used_sol'],
-    description: 'what counts against max_sol_per_day on this UTC day: settled spending and reservations of actions in flight',
+    description: 'what counts against max_sol_per_day on this UTC day (counted while a day cap is in force): settled spending and reservations of actions in flight',
     properties: { day: { type: 'string' }, used_sol: { type: 'number' } },
   },
   delay_ms: { type: 'integer', description: 'POLICY_DELAY_MS: how long a loosening waits' },

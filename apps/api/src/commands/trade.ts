@@ -241,9 +241,15 @@ export async function swap(services: Services, agentId: string, input: SwapInput
     price_impact_pct: Number(quoted.priceImpactPct) * 100,
   };
   const priorityLamports = solToLamports(input.priority_fee_sol);
+  const intoSol = outputMint.equals(SOL_MINT);
   return runTrade(services, trader, 'swap', input, summary, {
     build: { kind: 'swap', quote: quoted, priorityLamports },
     funds: { lamports: (inInfo ? 0n : raw) + FIRST_TRADE_RENT },
-    spend: { lamports: await solValueOf(services, inputMint, raw, inInfo), feeLamports: networkFees(priorityLamports), mint: outputMint.toBase58() },
+    spend: {
+      lamports: intoSol ? BigInt(quoted.outAmount) : await solValueOf(services, inputMint, raw, inInfo),
+      feeLamports: networkFees(priorityLamports),
+      // Back into SOL buys no coin: allowed_mints never keeps a citizen from leaving a position.
+      ...(intoSol ? {} : { mint: outputMint.toBase58() }),
+    },
   });
 }
