@@ -148,3 +148,19 @@ describe('spending policy: GET/PUT /api/v1/policy, enforced before signing', () 
     expect(profile.body.policy).toEqual({ ...NO_RULES, max_sol_per_day: 2, allowed_mints: [mint] });
   }, 60_000);
 });
+
+describe('spending policy: the operator’s defaults for new citizens', () => {
+  let service: EmbeddedService;
+  beforeAll(async () => {
+    service = await embeddedService('policy-default', { DEFAULT_POLICY_MAX_SOL_PER_TRADE: '0.5', DEFAULT_POLICY_MAX_SOL_PER_DAY: '3' });
+  }, 90_000);
+  afterAll(() => service?.close());
+
+  it('a citizen registered under DEFAULT_POLICY_* starts with that policy in force, shown to everyone', async () => {
+    const base = service.server.url;
+    const grace = await registerCitizen(base, 'pdef');
+    const expected = { ...NO_RULES, max_sol_per_trade: 0.5, max_sol_per_day: 3 };
+    expect((await call(base, 'GET', '/api/v1/policy', { key: grace.key })).body).toMatchObject({ policy: expected, pending: null });
+    expect((await call(base, 'GET', `/api/v1/agents/${grace.handle}`)).body.policy).toEqual(expected);
+  }, 30_000);
+});
