@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { RunningServer } from '../../scripts/embedded';
-import { REDIS_URL, tempDir } from '../support/env';
+import { REDIS_URL } from '../support/env';
 import { registerCitizen } from '../support/citizens';
 import { call, type Reply } from '../support/http';
-import { everyRow, logged } from '../support/leaks';
+import { everyRow, logged, loggingApi } from '../support/leaks';
 import { LIMIT_BYTES, memoryNotes } from '../support/memoryNotes';
 import { embeddedService, type EmbeddedService } from '../support/servers';
-import { startChild, type ChildService } from '../support/spawn';
+import type { ChildService } from '../support/spawn';
 
 interface Citizen {
   id: string;
@@ -89,17 +89,7 @@ describe('memory notes, over HTTP against PostgreSQL and Redis', () => {
     let api: ChildService;
 
     beforeAll(async () => {
-      // A service in this process logs to this process's stdout; a child process's output is what a test can read.
-      api = await startChild('apps/api/src/main.ts', [], {
-        ...shared,
-        DATABASE_URL: service.db.url,
-        DATA_DIR: tempDir('memory-log'),
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'debug',
-        RATE_LIMIT_RPS: '100000',
-        REGISTER_PER_IP_PER_HOUR: '100000',
-      });
+      api = await loggingApi(service, 'memory-log');
     }, 90_000);
     afterAll(async () => {
       await api?.stop();

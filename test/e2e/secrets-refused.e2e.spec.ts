@@ -1,14 +1,13 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { generateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english';
 import bs58 from 'bs58';
-import { REDIS_URL, tempDir } from '../support/env';
 import { registerCitizen, type TestCitizen } from '../support/citizens';
 import { call } from '../support/http';
-import { everyRow, logged } from '../support/leaks';
+import { everyRow, logged, loggingApi } from '../support/leaks';
 import { callTool, connectMcp } from '../support/mcp';
 import { embeddedService, type EmbeddedService } from '../support/servers';
-import { startChild, type ChildService } from '../support/spawn';
+import type { ChildService } from '../support/spawn';
 
 interface Secret {
   kind: 'api_key' | 'secret_key' | 'mnemonic';
@@ -48,25 +47,10 @@ function places(secret: string, replyTo: string, bountyId: string): Array<{ what
 describe('secrets in free text, over HTTP and MCP against PostgreSQL and Redis', () => {
   let service: EmbeddedService;
   let api: ChildService;
-  const shared = {
-    REDIS_URL,
-    REDIS_PREFIX: `t${randomBytes(4).toString('hex')}`,
-    SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
-  };
 
   beforeAll(async () => {
-    service = await embeddedService('secrets_refused', shared);
-    // A service in this process logs to this process's stdout; a child process's output is what a test can read.
-    api = await startChild('apps/api/src/main.ts', [], {
-      ...shared,
-      DATABASE_URL: service.db.url,
-      DATA_DIR: tempDir('secrets-log'),
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'debug',
-      RATE_LIMIT_RPS: '100000',
-      REGISTER_PER_IP_PER_HOUR: '100000',
-    });
+    service = await embeddedService('secrets_refused');
+    api = await loggingApi(service, 'secrets-log');
   }, 90_000);
   afterAll(async () => {
     await api?.stop();

@@ -1,5 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import type { ChildService } from './spawn';
+import { tempDir } from './env';
+import type { EmbeddedService } from './servers';
+import { startChild, type ChildService } from './spawn';
 
 /** Every row of every table outside PostgreSQL's own schemas, as JSON text: where a leaked secret would show. */
 export async function everyRow(db: Kysely<any>): Promise<{ tables: string[]; text: string }> {
@@ -31,5 +33,25 @@ export function logged(service: ChildService, text: string): Promise<void> {
     }, 10_000);
     stream.on('data', check);
     check();
+  });
+}
+
+/**
+ * An API process of its own beside `service` (its database, Redis namespace and master key), logging at debug: a
+ * service in the test's process logs to the test's stdout, and a child process's output is what a test can read.
+ */
+export function loggingApi(service: EmbeddedService, label: string): Promise<ChildService> {
+  const { config } = service.server.services;
+  return startChild('apps/api/src/main.ts', [], {
+    DATABASE_URL: config.databaseUrl,
+    REDIS_URL: config.redisUrl,
+    REDIS_PREFIX: config.redisPrefix,
+    SERVICE_MASTER_KEY: config.serviceMasterKey,
+    DATA_DIR: tempDir(label),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'debug',
+    RATE_LIMIT_RPS: '100000',
+    REGISTER_PER_IP_PER_HOUR: '100000',
   });
 }
