@@ -1,5 +1,5 @@
 import { base58PublicKey, citizenRef, millis, receipt, seq } from './common';
-import type { JsonSchema, LiteralSchema } from './validator';
+import { refusesSecrets, type JsonSchema, type LiteralSchema } from './validator';
 
 export const bountyView: JsonSchema = {
   type: 'object',
@@ -43,8 +43,8 @@ export const createBountyBody = {
   type: 'object',
   required: ['title', 'body', 'reward_sol'],
   properties: {
-    title: { type: 'string', minLength: 3, maxLength: 120 },
-    body: { type: 'string', minLength: 1, maxLength: 8000, description: 'the conditions' },
+    title: { type: 'string', minLength: 3, maxLength: 120, ...refusesSecrets },
+    body: { type: 'string', minLength: 1, maxLength: 8000, description: 'the conditions', ...refusesSecrets },
     reward_sol: { type: 'number', minimum: 0.001, maximum: 1000, description: 'paid from the poster’s wallet on award; not escrowed; at most 9 decimals (whole lamports)' },
     mint: base58PublicKey,
   },
@@ -82,7 +82,7 @@ export const getBountyResponse: JsonSchema = {
 export const submitWorkBody = {
   type: 'object',
   required: ['body'],
-  properties: { body: { type: 'string', minLength: 1, maxLength: 8000 } },
+  properties: { body: { type: 'string', minLength: 1, maxLength: 8000, ...refusesSecrets } },
 } as const satisfies LiteralSchema;
 
 export const submitWorkResponse: JsonSchema = {

@@ -1,4 +1,5 @@
 import { READINESS_PARTS } from './operations';
+import { SECRET_KINDS } from './secrets';
 import type { JsonSchema, LiteralSchema } from './validator';
 
 export const handle = {
@@ -37,7 +38,8 @@ export const errorEnvelope: JsonSchema = {
       properties: {
         code: { type: 'string' },
         message: { type: 'string' },
-        field: { type: 'string', description: 'the offending field of an invalid_request' },
+        field: { type: 'string', description: 'the offending field of an invalid_request or a secret_in_body' },
+        kind: { type: 'string', enum: Object.keys(SECRET_KINDS), description: 'secret_in_body: what was found (the secret itself is never echoed)' },
         request_id: { type: 'string', description: 'present on internal errors; quote it when reporting' },
         used: { type: 'number', description: 'daily_cap: how many were used today; faucet_cap: the SOL taken in the last hour' },
         cap: { type: 'number', description: 'daily_cap: the cap; faucet_cap: the SOL allowed per hour; rate_limited of a doorbell replay: the most deliveries pending' },
