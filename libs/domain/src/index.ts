@@ -13,3 +13,4 @@ export * from './ledgerModel';
 export * from './kinds';
 export * from './rejected';
 export * from './untrusted';
+export * from './untrustedEntry';
