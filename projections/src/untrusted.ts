@@ -45,8 +45,9 @@ export function untrustedColumnMigration(
             from (select unnest(${marked.map((m) => m.id)}::text[]) as id, unnest(${marked.map((m) => m.mark)}::text[]) as mark) m
             where ${t}.${k} = m.id`.execute(db);
         }
-        if (rows.length < MARK_PAGE) return;
-        after = String(rows[rows.length - 1]![key]);
+        const last = rows.at(-1);
+        if (rows.length < MARK_PAGE || !last) return;
+        after = String(last[key]);
       }
     },
   };
