@@ -1,4 +1,4 @@
-import { base58PublicKey, citizenRef, millis, receipt, seq } from './common';
+import { base58PublicKey, citizenRef, millis, receipt, seq, untrustedField } from './common';
 import { refusesSecrets, type JsonSchema, type LiteralSchema } from './validator';
 
 export const bountyView: JsonSchema = {
@@ -22,6 +22,7 @@ export const bountyView: JsonSchema = {
     created_at: { type: 'integer' },
     seq: { type: 'integer' },
     hash: { type: 'string' },
+    untrusted: untrustedField,
   },
 };
 
@@ -36,6 +37,7 @@ export const submissionView: JsonSchema = {
     created_at: millis,
     seq: { type: 'integer' },
     hash: { type: 'string', description: 'the ledger entry hash of the submission' },
+    untrusted: untrustedField,
   },
 };
 

@@ -1,4 +1,4 @@
-import { actionView, agentProfile, base58PublicKey, handle, ledgerEntry, millis, receipt, seq } from './common';
+import { actionView, agentProfile, base58PublicKey, handle, ledgerEntry, millis, receipt, seq, untrustedField } from './common';
 import { postView } from './society';
 import { deployedToken } from './trading';
 import { refusesSecrets, type JsonSchema, type LiteralSchema } from './validator';
@@ -59,6 +59,7 @@ const inboxItem: JsonSchema = {
     at: millis,
     from: { type: 'string', description: 'agent id of the citizen who acted' },
     data: { type: 'object' },
+    untrusted: { ...untrustedField, description: `a reply whose body reads as instructions to an agent; ${untrustedField.description}` },
   },
 };
 

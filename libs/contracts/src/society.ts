@@ -1,4 +1,4 @@
-import { actionView, agentProfile, base58PublicKey, citizenRef, millis, receipt, seq } from './common';
+import { actionView, agentProfile, base58PublicKey, citizenRef, millis, receipt, seq, untrustedField } from './common';
 import { bountyView } from './bounties';
 import { deployedToken } from './trading';
 import { refusesSecrets, type JsonSchema, type LiteralSchema } from './validator';
@@ -24,6 +24,7 @@ export const postView: JsonSchema = {
     created_at: { type: 'integer' },
     seq: { type: 'integer' },
     hash: { type: 'string', description: 'the ledger entry hash of the post' },
+    untrusted: untrustedField,
   },
 };
 

@@ -1,5 +1,5 @@
 import { executeFlag, executedFields, unsignedFields } from './actions';
-import { base58PublicKey, seq, WHOLE_UNITS_LIMIT } from './common';
+import { base58PublicKey, seq, untrustedField, WHOLE_UNITS_LIMIT } from './common';
 import { refusesSecrets, type JsonSchema, type LiteralSchema } from './validator';
 
 const mint = { ...base58PublicKey, description: 'the token mint (base58)' } as const satisfies LiteralSchema;
@@ -371,5 +371,6 @@ export const deployedToken: JsonSchema = {
       description: 'trades recorded through this service',
     },
     last_action_seq: { type: 'integer', description: 'the ledger position of the last action that named the coin (its deploy at least)' },
+    untrusted: untrustedField,
   },
 };

@@ -12,3 +12,5 @@ export * from './caps/dailyCaps';
 export * from './ledgerModel';
 export * from './kinds';
 export * from './rejected';
+export * from './untrusted';
+export * from './untrustedEntry';
