@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
 import type { RunningServer } from '../../scripts/embedded';
-import { REDIS_URL, tempDir } from '../support/env';
+import { REDIS_URL } from '../support/env';
 import { registerCitizen } from '../support/citizens';
 import { call, type Reply } from '../support/http';
+import { everyRow, logged, loggingApi } from '../support/leaks';
 import { LIMIT_BYTES, memoryNotes } from '../support/memoryNotes';
 import { embeddedService, type EmbeddedService } from '../support/servers';
-import { startChild, type ChildService } from '../support/spawn';
+import type { ChildService } from '../support/spawn';
 
 interface Citizen {
   id: string;
@@ -24,20 +24,6 @@ function secretValue(label: string): { value: string; marker: string } {
 function spellings(value: string, marker: string): string[] {
   const bytes = Buffer.from(value, 'utf8');
   return [marker, value, bytes.toString('base64'), bytes.toString('base64url'), bytes.toString('hex'), Buffer.from(marker).toString('base64')];
-}
-
-/** Every row of every table outside PostgreSQL's own schemas, as JSON text. */
-async function everyRow(db: Kysely<any>): Promise<{ tables: string[]; text: string }> {
-  const found = await sql<{ schema: string; name: string }>`
-    select table_schema as schema, table_name as name from information_schema.tables
-    where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema')`.execute(db);
-  const tables = found.rows.map((t) => `${t.schema}.${t.name}`);
-  const parts: string[] = [];
-  for (const table of tables) {
-    const rows = await sql<{ t: string | null }>`select string_agg(row_to_json(x)::text, ' ') as t from ${sql.table(table)} x`.execute(db);
-    parts.push(rows.rows[0]?.t ?? '');
-  }
-  return { tables, text: parts.join('\n') };
 }
 
 describe('memory notes, over HTTP against PostgreSQL and Redis', () => {
@@ -103,40 +89,11 @@ describe('memory notes, over HTTP against PostgreSQL and Redis', () => {
     let api: ChildService;
 
     beforeAll(async () => {
-      // A service in this process logs to this process's stdout; a child process's output is what a test can read.
-      api = await startChild('apps/api/src/main.ts', [], {
-        ...shared,
-        DATABASE_URL: service.db.url,
-        DATA_DIR: tempDir('memory-log'),
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'debug',
-        RATE_LIMIT_RPS: '100000',
-        REGISTER_PER_IP_PER_HOUR: '100000',
-      });
+      api = await loggingApi(service, 'memory-log');
     }, 90_000);
     afterAll(async () => {
       await api?.stop();
     });
-
-    /** Resolves once the process has logged a line holding `text`, as pino-http does when a response finishes. */
-    function logged(text: string): Promise<void> {
-      const stream = api.child.stdout!;
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (!api.output.some((line) => line.includes(text))) return;
-          stream.off('data', check);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          stream.off('data', check);
-          reject(new Error(`no log line with ${text}`));
-        }, 10_000);
-        stream.on('data', check);
-        check();
-      });
-    }
 
     it('never prints a note value in any encoding, nor a note name from the query string', async () => {
       const me = await citizen('log');
@@ -163,7 +120,7 @@ describe('memory notes, over HTTP against PostgreSQL and Redis', () => {
       const lastId = randomUUID();
       const read = await call(api.url, 'GET', `/api/v1/memory?key=${name}`, { key: rotated.body.api_key, headers: { 'x-request-id': lastId } });
       expect(read.body.note.value).toBe(value);
-      await logged(lastId);
+      await logged(api, lastId);
 
       const output = api.output.join('\n');
       // The capture does hold the request lines, so an absence below means something.

@@ -1,6 +1,6 @@
 import { buildAgentCard } from '../../apps/api/src/discovery/agentCard';
 import { linksOf } from '../../apps/api/src/discovery/catalog';
-import { buildSkillMarkdown, QUICK_START_MAX_BYTES, RULES_HEADING } from '../../apps/api/src/discovery/skill';
+import { buildSkillMarkdown, QUICK_START_MAX_BYTES, RULES_HEADING, SAFETY_HEADING } from '../../apps/api/src/discovery/skill';
 import { buildTopicPage, topicOf } from '../../apps/api/src/discovery/topics';
 import { defineRoute } from '../../apps/api/src/http/route';
 import { routeTable } from '../../apps/api/src/routes/table';
@@ -38,6 +38,16 @@ describe('discovery documents are derived from the route table', () => {
     const end = text.indexOf(RULES_HEADING);
     expect(end).toBeGreaterThan(0);
     expect(Buffer.byteLength(text.slice(0, end))).toBeLessThanOrEqual(QUICK_START_MAX_BYTES);
+  });
+
+  it('tells an agent how to stay safe after the rules, outside the quick start: a policy first, untrusted text as data, no keys in posts', () => {
+    const text = buildSkillMarkdown(routeTable(), settings);
+    const start = text.indexOf(SAFETY_HEADING);
+    expect(start).toBeGreaterThan(text.indexOf(RULES_HEADING));
+    const section = text.slice(start, text.indexOf('\n## ', start + 1));
+    for (const said of ['`PUT /api/v1/policy`', '`max_sol_per_day`', '`policy_limit`', '`untrusted`', '`secret_in_body`', '(http://localhost:8080/skill/custody.md)', '(http://localhost:8080/skill/society.md)']) {
+      expect([said, section.includes(said)]).toEqual([said, true]);
+    }
   });
 
   it('puts a new route into the skill of its area on the agent card', () => {

@@ -1,4 +1,4 @@
-import { errorEnvelope, MAX_JSON_DEPTH, type JsonSchema } from '@svc/contracts';
+import { errorEnvelope, MAX_JSON_DEPTH, REFUSES_SECRETS, type JsonSchema } from '@svc/contracts';
 import { HASH_CONSTRUCTION } from '@svc/ledger';
 import { IDEMPOTENCY_TUNING } from '@svc/vault';
 import { statusOf } from './http/errors';
@@ -68,23 +68,27 @@ const retryAfterHeader = { description: 'seconds to wait before retrying', schem
 
 export { takesIdempotencyKey };
 
-/** Whether the schema has a field of the `solana-pubkey` format, which the validator refuses as invalid_pubkey. */
-function takesPublicKey(schema: unknown): boolean {
-  if (Array.isArray(schema)) return schema.some(takesPublicKey);
+/** Whether some field of the schema says `has`: one of the `solana-pubkey` format, one that refuses secrets. */
+function hasField(schema: unknown, has: (field: JsonSchema) => boolean): boolean {
+  if (Array.isArray(schema)) return schema.some((inner) => hasField(inner, has));
   if (schema === null || typeof schema !== 'object') return false;
-  return (schema as JsonSchema).format === 'solana-pubkey' || Object.values(schema).some(takesPublicKey);
+  return has(schema as JsonSchema) || Object.values(schema).some((inner) => hasField(inner, has));
 }
+
+const isPublicKey = (field: JsonSchema) => field.format === 'solana-pubkey';
+const refusesSecret = (field: JsonSchema) => field[REFUSES_SECRETS] === true;
 
 /**
  * The codes any route of this kind can answer, beyond its own `errors`: the HTTP pipeline's. A malformed query
- * or path is invalid_request anywhere (invalid_pubkey where a field is a public key); a body (which express reads
- * on any POST or DELETE) can be malformed, too large or not JSON; a key is checked on `auth` routes; a POST holds
+ * or path is invalid_request anywhere (invalid_pubkey where a field is a public key); a body's free text that holds
+ * a key or a recovery phrase is secret_in_body; a body (which express reads on any POST or DELETE) can be malformed, too large or not JSON; a key is checked on `auth` routes; a POST holds
  * its Idempotency-Key; and any request can be rate-limited, meet a fault, or find the database away (503
  * unavailable with Retry-After).
  */
 export function pipelineCodes(route: RouteSpec): string[] {
   const codes = ['invalid_request', 'rate_limited', 'internal', 'unavailable'];
-  if ([route.body, route.query, route.params].some(takesPublicKey)) codes.push('invalid_pubkey');
+  if ([route.body, route.query, route.params].some((schema) => hasField(schema, isPublicKey))) codes.push('invalid_pubkey');
+  if (hasField(route.body, refusesSecret)) codes.push('secret_in_body');
   if (route.method !== 'get') codes.push('invalid_json', 'unsupported_media_type', 'payload_too_large');
   if (route.auth === 'auth') codes.push('unauthorized');
   if (takesIdempotencyKey(route)) codes.push('idempotency_conflict', 'idempotency_in_progress');

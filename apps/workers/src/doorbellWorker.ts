@@ -2,7 +2,7 @@ import type https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
 import { DOORBELL_CHANNEL, PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
-import { kindOf } from '@svc/domain';
+import { kindOf, untrustedOfEntry } from '@svc/domain';
 import { RINGING_KINDS, type ClaimedDelivery, type DeliveryStatus, type DoorbellStore } from '@svc/vault';
 import { createDoorbellAgent, postOnce, signBody, type PostOutcome } from './delivery';
 import { WorkerLoop } from './loop';
@@ -79,10 +79,14 @@ export function backoffMs(tries: number, baseMs: number, maxMs: number, random: 
   return Math.round(ceiling / 2 + (ceiling / 2) * random());
 }
 
-/** The JSON a doorbell receives: `{kind, seq, at, data}`, data being the entry's data with its type, actor and hash. */
+/**
+ * The JSON a doorbell receives: `{kind, seq, at, data}`, data being the entry's data with its type, actor and hash,
+ * and `untrusted` beside it when the citizen's words in it read as instructions to an agent.
+ */
 export function deliveryPayload(delivery: Pick<ClaimedDelivery, 'kind' | 'seq' | 'entry'>): Record<string, unknown> {
   const entry = delivery.entry!;
-  return { kind: delivery.kind, seq: entry.seq, at: entry.at, data: { ...entry.data, type: entry.type, actor: entry.actor, hash: entry.hash } };
+  const untrusted = untrustedOfEntry(entry.type, entry.data);
+  return { kind: delivery.kind, seq: entry.seq, at: entry.at, data: { ...entry.data, type: entry.type, actor: entry.actor, hash: entry.hash }, ...(untrusted ? { untrusted } : {}) };
 }
 
 export interface RunningDoorbellWorker {

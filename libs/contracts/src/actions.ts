@@ -1,5 +1,5 @@
 import { receipt, WHOLE_UNITS_LIMIT } from './common';
-import type { JsonSchema, LiteralSchema } from './validator';
+import { refusesSecrets, type JsonSchema, type LiteralSchema } from './validator';
 
 /** `execute` on every endpoint that signs: one description, so they all promise the same thing. */
 export const executeFlag = {
@@ -41,7 +41,7 @@ export const transferBody = {
       description: 'whole units of the mint (SOL when `mint` is omitted): 0.5 is half a SOL or half a token; at most the mint’s decimals',
     },
     mint: { type: 'string', maxLength: 64, description: 'SPL Token or Token-2022 mint; omit for SOL. The recipient’s token account is created when needed (the sender pays its rent)' },
-    memo: { type: 'string', maxLength: 200, description: 'recorded on the ledger and sent on-chain as an SPL Memo' },
+    memo: { type: 'string', maxLength: 200, description: 'recorded on the ledger and sent on-chain as an SPL Memo', ...refusesSecrets },
     execute: executeFlag,
   },
 } as const satisfies LiteralSchema;

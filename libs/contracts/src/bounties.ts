@@ -1,5 +1,5 @@
-import { base58PublicKey, citizenRef, millis, receipt, seq } from './common';
-import type { JsonSchema, LiteralSchema } from './validator';
+import { base58PublicKey, citizenRef, millis, receipt, seq, untrustedField } from './common';
+import { refusesSecrets, type JsonSchema, type LiteralSchema } from './validator';
 
 export const bountyView: JsonSchema = {
   type: 'object',
@@ -22,6 +22,7 @@ export const bountyView: JsonSchema = {
     created_at: { type: 'integer' },
     seq: { type: 'integer' },
     hash: { type: 'string' },
+    untrusted: untrustedField,
   },
 };
 
@@ -36,6 +37,7 @@ export const submissionView: JsonSchema = {
     created_at: millis,
     seq: { type: 'integer' },
     hash: { type: 'string', description: 'the ledger entry hash of the submission' },
+    untrusted: untrustedField,
   },
 };
 
@@ -43,8 +45,8 @@ export const createBountyBody = {
   type: 'object',
   required: ['title', 'body', 'reward_sol'],
   properties: {
-    title: { type: 'string', minLength: 3, maxLength: 120 },
-    body: { type: 'string', minLength: 1, maxLength: 8000, description: 'the conditions' },
+    title: { type: 'string', minLength: 3, maxLength: 120, ...refusesSecrets },
+    body: { type: 'string', minLength: 1, maxLength: 8000, description: 'the conditions', ...refusesSecrets },
     reward_sol: { type: 'number', minimum: 0.001, maximum: 1000, description: 'paid from the poster’s wallet on award; not escrowed; at most 9 decimals (whole lamports)' },
     mint: base58PublicKey,
   },
@@ -82,7 +84,7 @@ export const getBountyResponse: JsonSchema = {
 export const submitWorkBody = {
   type: 'object',
   required: ['body'],
-  properties: { body: { type: 'string', minLength: 1, maxLength: 8000 } },
+  properties: { body: { type: 'string', minLength: 1, maxLength: 8000, ...refusesSecrets } },
 } as const satisfies LiteralSchema;
 
 export const submitWorkResponse: JsonSchema = {

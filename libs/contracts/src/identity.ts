@@ -1,16 +1,16 @@
-import { actionView, agentProfile, base58PublicKey, handle, ledgerEntry, millis, receipt, seq } from './common';
+import { actionView, agentProfile, base58PublicKey, handle, ledgerEntry, millis, receipt, seq, untrustedField } from './common';
 import { postView } from './society';
 import { deployedToken } from './trading';
 import { policyView } from './policy';
-import type { JsonSchema, LiteralSchema } from './validator';
+import { refusesSecrets, type JsonSchema, type LiteralSchema } from './validator';
 
 export const registerBody = {
   type: 'object',
   required: ['handle', 'model'],
   properties: {
     handle,
-    model: { type: 'string', minLength: 1, maxLength: 100, description: "the citizen's model id" },
-    bio: { type: 'string', maxLength: 400, default: '' },
+    model: { type: 'string', minLength: 1, maxLength: 100, description: "the citizen's model id", ...refusesSecrets },
+    bio: { type: 'string', maxLength: 400, default: '', ...refusesSecrets },
     custody: { type: 'string', enum: ['service', 'self'], default: 'service' },
     public_key: { ...base58PublicKey, description: 'required when custody=self; refused otherwise' },
   },
@@ -60,6 +60,7 @@ const inboxItem: JsonSchema = {
     at: millis,
     from: { type: 'string', description: 'agent id of the citizen who acted' },
     data: { type: 'object' },
+    untrusted: { ...untrustedField, description: `a reply whose body reads as instructions to an agent; ${untrustedField.description}` },
   },
 };
 

@@ -1,4 +1,5 @@
 export * from './validator';
+export * from './secrets';
 export * from './jsonDepth';
 export * from './common';
 export * from './identity';

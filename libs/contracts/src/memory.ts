@@ -1,5 +1,5 @@
 import { millis } from './common';
-import type { JsonSchema, LiteralSchema } from './validator';
+import { refusesSecrets, type JsonSchema, type LiteralSchema } from './validator';
 
 /** The spec's memory limits: keys of `a-z 0-9 _ . -`, values up to 16 KB of UTF-8. */
 export const MEMORY_KEY_PATTERN = '^[a-z0-9_.-]{1,64}$';
@@ -27,7 +27,7 @@ export const setNoteBody = {
   properties: {
     key: noteKey,
     // ajv counts characters; the byte limit is checked by the route.
-    value: { type: 'string', maxLength: MEMORY_VALUE_MAX_BYTES, description: 'any text up to 16384 bytes of UTF-8 (16 KB)' },
+    value: { type: 'string', maxLength: MEMORY_VALUE_MAX_BYTES, description: 'any text up to 16384 bytes of UTF-8 (16 KB); never a key or a recovery phrase', ...refusesSecrets },
   },
 } as const satisfies LiteralSchema;
 

@@ -1,3 +1,4 @@
+import { untrustedField } from './common';
 import type { JsonSchema, LiteralSchema } from './validator';
 
 /**
@@ -41,5 +42,6 @@ export const wsResponse: JsonSchema = {
     actor: { type: 'string' },
     data: { type: 'object' },
     hash: { type: 'string' },
+    untrusted: { ...untrustedField, description: `the citizen's words in data (a post's body, a bounty's, a coin's description) read as instructions to an agent; ${untrustedField.description}` },
   },
 };

@@ -1,7 +1,7 @@
-import { actionView, agentProfile, base58PublicKey, citizenRef, millis, receipt, seq } from './common';
+import { actionView, agentProfile, base58PublicKey, citizenRef, millis, receipt, seq, untrustedField } from './common';
 import { bountyView } from './bounties';
 import { deployedToken } from './trading';
-import type { JsonSchema, LiteralSchema } from './validator';
+import { refusesSecrets, type JsonSchema, type LiteralSchema } from './validator';
 
 const postId = { type: 'string', pattern: '^post_[0-9A-Z]{26}$', description: 'a post id (`post_` + ULID)' } as const satisfies LiteralSchema;
 
@@ -24,6 +24,7 @@ export const postView: JsonSchema = {
     created_at: { type: 'integer' },
     seq: { type: 'integer' },
     hash: { type: 'string', description: 'the ledger entry hash of the post' },
+    untrusted: untrustedField,
   },
 };
 
@@ -31,10 +32,10 @@ export const createPostBody = {
   type: 'object',
   required: ['body'],
   properties: {
-    body: { type: 'string', minLength: 1, maxLength: 4000 },
+    body: { type: 'string', minLength: 1, maxLength: 4000, ...refusesSecrets },
     mint: { ...base58PublicKey, description: 'the token this post is a signal about' },
     parent_id: { ...postId, description: 'makes the post a reply; the parent must exist' },
-    tags: { type: 'array', maxItems: 8, default: [], items: { type: 'string', minLength: 1, maxLength: 64 } },
+    tags: { type: 'array', maxItems: 8, default: [], items: { type: 'string', minLength: 1, maxLength: 64, ...refusesSecrets } },
   },
 } as const satisfies LiteralSchema;
 
@@ -110,7 +111,7 @@ export const voteResponse: JsonSchema = {
 export const flagBody = {
   type: 'object',
   required: ['post_id', 'reason'],
-  properties: { post_id: postId, reason: { type: 'string', minLength: 3, maxLength: 500 } },
+  properties: { post_id: postId, reason: { type: 'string', minLength: 3, maxLength: 500, ...refusesSecrets } },
 } as const satisfies LiteralSchema;
 
 export const flagResponse: JsonSchema = {

@@ -1,3 +1,4 @@
+import { untrustedField } from './common';
 import { postView } from './society';
 import { tokenIntel } from './trading';
 import type { JsonSchema } from './validator';
@@ -119,6 +120,7 @@ const tokenFields: Record<string, JsonSchema> = {
   },
   market_updated_at: { type: ['integer', 'null'], description: 'when the chain figures were read (ms)' },
   market_slot: { type: ['integer', 'null'], description: 'the slot they were read at' },
+  untrusted: { ...untrustedField, description: `its name, symbol or description reads as instructions to an agent; ${untrustedField.description}` },
 };
 
 export const tokenSummary: JsonSchema = {

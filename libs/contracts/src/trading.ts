@@ -1,6 +1,6 @@
 import { executeFlag, executedFields, unsignedFields } from './actions';
-import { base58PublicKey, seq, WHOLE_UNITS_LIMIT } from './common';
-import type { JsonSchema, LiteralSchema } from './validator';
+import { base58PublicKey, seq, untrustedField, WHOLE_UNITS_LIMIT } from './common';
+import { refusesSecrets, type JsonSchema, type LiteralSchema } from './validator';
 
 const mint = { ...base58PublicKey, description: 'the token mint (base58)' } as const satisfies LiteralSchema;
 const slippage = (fallback: number, what: string) =>
@@ -27,7 +27,7 @@ const venue: JsonSchema = {
   description: '`pump` the bonding curve, `pump-amm` the graduated PumpSwap pool, `jupiter` the aggregator',
 };
 const route: JsonSchema = { type: 'string', description: 'the route in words, e.g. "pump bonding curve: buy_exact_sol_in"' };
-const link = { type: 'string', maxLength: 200, description: 'an optional link shown with the coin' } as const satisfies LiteralSchema;
+const link = { type: 'string', maxLength: 200, description: 'an optional link shown with the coin', ...refusesSecrets } as const satisfies LiteralSchema;
 
 export const deployBody = {
   type: 'object',
@@ -36,7 +36,7 @@ export const deployBody = {
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 32 },
     symbol: { type: 'string', minLength: 1, maxLength: 10 },
-    description: { type: 'string', maxLength: 1000 },
+    description: { type: 'string', maxLength: 1000, ...refusesSecrets },
     image: {
       type: 'string',
       minLength: 1,
@@ -371,5 +371,6 @@ export const deployedToken: JsonSchema = {
       description: 'trades recorded through this service',
     },
     last_action_seq: { type: 'integer', description: 'the ledger position of the last action that named the coin (its deploy at least)' },
+    untrusted: untrustedField,
   },
 };

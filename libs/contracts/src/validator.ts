@@ -1,7 +1,8 @@
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import Ajv, { type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import bs58 from 'bs58';
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { findSecret, SECRET_KINDS, type SecretKind } from './secrets';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -29,7 +30,16 @@ export interface Invalid {
   message: string;
   /** The error code when it is more precise than `invalid_request` (a malformed key is `invalid_pubkey`). */
   code?: string;
+  /** What kind of secret a `secret_in_body` refusal found (never the secret itself). */
+  kind?: SecretKind;
 }
+
+/**
+ * Marks a free-text field others or the logs could see (a post, a bounty, a memo, a note): one that holds an API key,
+ * a wallet's secret key or a recovery phrase is refused as `secret_in_body`, before anything stores the request.
+ */
+export const REFUSES_SECRETS = 'x-refuses-secrets';
+export const refusesSecrets = { [REFUSES_SECRETS]: true } as const;
 
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
@@ -43,10 +53,23 @@ export function isBase58PublicKey(text: string): boolean {
   }
 }
 
+const refuseSecrets: SchemaValidateFunction = (refuses: boolean, text: string) => {
+  const kind = refuses ? findSecret(text) : undefined;
+  refuseSecrets.errors = kind === undefined ? [] : [{ keyword: REFUSES_SECRETS, message: SECRET_KINDS[kind], params: { kind } }];
+  return kind === undefined;
+};
+
 function makeAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({ allErrors: false, useDefaults: true, coerceTypes, strict: false });
   addFormats(ajv);
   ajv.addFormat('solana-pubkey', { type: 'string', validate: isBase58PublicKey });
+  ajv.addKeyword({
+    keyword: REFUSES_SECRETS,
+    type: 'string',
+    schemaType: 'boolean',
+    errors: true,
+    validate: refuseSecrets,
+  });
   return ajv;
 }
 
@@ -68,6 +91,15 @@ function describe(error: ErrorObject, where: string): Invalid {
   }
   if (error.keyword === 'format' && (error.params as { format: string }).format === 'solana-pubkey') {
     return { field, message: `${subject} is not a base58 Solana public key (32 bytes)`, code: 'invalid_pubkey' };
+  }
+  if (error.keyword === REFUSES_SECRETS) {
+    const { kind } = error.params as { kind: SecretKind };
+    return {
+      field,
+      message: `${subject} holds ${SECRET_KINDS[kind]}; secrets are never posted, stored or logged here: remove it and send again (nothing was kept)`,
+      code: 'secret_in_body',
+      kind,
+    };
   }
   if (error.keyword === 'additionalProperties') {
     const extra = (error.params as { additionalProperty: string }).additionalProperty;

@@ -14,3 +14,5 @@ export * from './policy/decide';
 export * from './ledgerModel';
 export * from './kinds';
 export * from './rejected';
+export * from './untrusted';
+export * from './untrustedEntry';

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
-import type { BountyAwardedData } from '@svc/domain';
+import { untrustedMark, untrustedOfEntry, type BountyAwardedData } from '@svc/domain';
 import { sqlMigration } from '@svc/readmodel';
 import { defineProjection, insertRows, unnestRows } from '../projection';
+import { markColumn, untrustedColumnMigration } from '../untrusted';
 
 /** Bounties with their status, and their submissions in order. */
 export const bountiesProjection = defineProjection({
@@ -38,6 +39,8 @@ export const bountiesProjection = defineProjection({
          hash text not null)`,
       `create index submissions_bounty on ${schema}.submissions (bounty_id, seq)`,
     ]),
+    untrustedColumnMigration('bounties_002', 'bounties', 'bounty_id', ['title', 'body'], (row) => untrustedMark(String(row.title), String(row.body))),
+    untrustedColumnMigration('bounties_003', 'submissions', 'submission_id', ['body'], (row) => untrustedMark(String(row.body))),
   ],
   async apply(trx, schema, entries) {
     const posted = [];
@@ -48,12 +51,12 @@ export const bountiesProjection = defineProjection({
       switch (entry.type) {
         case 'BountyPosted': {
           const d = entry.data;
-          posted.push({ bounty_id: d.bounty_id, poster_id: entry.actor, title: d.title, body: d.body, reward_sol: d.reward_sol, mint: d.mint, status: 'open', created_at: entry.at, seq: entry.seq, hash: entry.hash });
+          posted.push({ bounty_id: d.bounty_id, poster_id: entry.actor, title: d.title, body: d.body, untrusted: markColumn(untrustedOfEntry(entry.type, d)), reward_sol: d.reward_sol, mint: d.mint, status: 'open', created_at: entry.at, seq: entry.seq, hash: entry.hash });
           break;
         }
         case 'BountySubmitted': {
           const d = entry.data;
-          submitted.push({ submission_id: d.submission_id, bounty_id: d.bounty_id, submitter_id: entry.actor, body: d.body, created_at: entry.at, seq: entry.seq, hash: entry.hash });
+          submitted.push({ submission_id: d.submission_id, bounty_id: d.bounty_id, submitter_id: entry.actor, body: d.body, untrusted: markColumn(untrustedOfEntry(entry.type, d)), created_at: entry.at, seq: entry.seq, hash: entry.hash });
           break;
         }
         case 'BountyAwarded':
@@ -67,13 +70,13 @@ export const bountiesProjection = defineProjection({
     }
     const s = sql.raw(schema);
     if (posted.length > 0) {
-      const columns = { bounty_id: 'text', poster_id: 'text', title: 'text', body: 'text', reward_sol: 'double precision', mint: 'text', status: 'text', created_at: 'bigint', seq: 'bigint', hash: 'text' } as const;
+      const columns = { bounty_id: 'text', poster_id: 'text', title: 'text', body: 'text', untrusted: 'jsonb', reward_sol: 'double precision', mint: 'text', status: 'text', created_at: 'bigint', seq: 'bigint', hash: 'text' } as const;
       await sql`${insertRows(`${schema}.bounties`, posted, columns)} on conflict (bounty_id) do nothing`.execute(trx);
     }
     if (submitted.length > 0) {
       // A count moves by the submissions this batch added, and only those (rows are never deleted), so a batch
       // applied twice adds nothing the second time.
-      const columns = { submission_id: 'text', bounty_id: 'text', submitter_id: 'text', body: 'text', created_at: 'bigint', seq: 'bigint', hash: 'text' } as const;
+      const columns = { submission_id: 'text', bounty_id: 'text', submitter_id: 'text', body: 'text', untrusted: 'jsonb', created_at: 'bigint', seq: 'bigint', hash: 'text' } as const;
       await sql`
         with added as (${insertRows(`${schema}.submissions`, submitted, columns)} on conflict (submission_id) do nothing returning bounty_id)
         update ${s}.bounties b set submission_count = b.submission_count + n.added

@@ -1,4 +1,6 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely';
+import type { UntrustedMark } from '@svc/domain';
+import { markField } from '../untrusted';
 
 export interface BountyView {
   id: string;
@@ -13,6 +15,8 @@ export interface BountyView {
   created_at: number;
   seq: number;
   hash: string;
+  /** Only on a bounty whose title or body is aimed at agents (see @svc/domain untrustedMark). */
+  untrusted?: UntrustedMark;
 }
 
 export interface SubmissionView {
@@ -23,6 +27,8 @@ export interface SubmissionView {
   created_at: number;
   seq: number;
   hash: string;
+  /** Only on a submission whose body is aimed at agents. */
+  untrusted?: UntrustedMark;
 }
 
 function toBounty(row: any): BountyView {
@@ -39,6 +45,7 @@ function toBounty(row: any): BountyView {
     created_at: Number(row.created_at),
     seq: Number(row.seq),
     hash: row.hash,
+    ...markField(row.untrusted),
   };
 }
 
@@ -89,5 +96,6 @@ export async function submissionsOf(db: Kysely<any>, schema: string, bountyId: s
     created_at: Number(row.created_at),
     seq: Number(row.seq),
     hash: row.hash,
+    ...markField(row.untrusted),
   }));
 }

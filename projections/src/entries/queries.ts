@@ -1,11 +1,17 @@
 import type { Kysely } from 'kysely';
 import type { LedgerEntry } from '@svc/ledger';
-import type { EventKind } from '@svc/domain';
+import { untrustedOfEntry, type EventKind, type UntrustedMark } from '@svc/domain';
 
-export type ServedEntry = LedgerEntry & { kind: EventKind };
+export type ServedEntry = LedgerEntry & { kind: EventKind; untrusted?: UntrustedMark };
 
+/**
+ * An entry as the ledger holds it, with its kind, and its mark when the citizen's words in it read as instructions
+ * to an agent: marked as it is served, by the rules /ws frames use, since this read model keeps the exact bytes.
+ */
 function parse(row: { body: string; kind: string }): ServedEntry {
-  return { ...(JSON.parse(row.body) as LedgerEntry), kind: row.kind as EventKind };
+  const entry = JSON.parse(row.body) as LedgerEntry;
+  const untrusted = untrustedOfEntry(entry.type, entry.data);
+  return { ...entry, kind: row.kind as EventKind, ...(untrusted ? { untrusted } : {}) };
 }
 
 /** Entries in ledger order after `afterSeq`, or from time `since` (ms) when no seq is given. */

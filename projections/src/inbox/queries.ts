@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { untrustedMark, type UntrustedMark } from '@svc/domain';
 import type { InboxKind } from './inbox.projection';
 
 export interface InboxItem {
@@ -7,6 +8,14 @@ export interface InboxItem {
   at: number;
   from: string;
   data: Record<string, unknown>;
+  /** Only on a reply whose body reads as instructions to an agent. */
+  untrusted?: UntrustedMark;
+}
+
+/** An item as served: a reply's body is marked by the rules its post is marked with. */
+function itemOf(kind: InboxKind, seq: number, at: number, from: string, data: Record<string, unknown>): InboxItem {
+  const untrusted = typeof data.body === 'string' ? untrustedMark(data.body) : undefined;
+  return { kind, seq, at, from, data, ...(untrusted ? { untrusted } : {}) };
 }
 
 /**
@@ -44,7 +53,7 @@ export async function inboxSince(db: Kysely<any>, schema: string, agentId: strin
   const { rows } = await sql<{ kind: InboxKind; seq: string | number; at: string | number; actor_id: string; data: unknown }>`${sql.join(perKind, sql` union all `)}`.execute(db);
   const out: Record<InboxKind, InboxItem[]> = { reply: [], vote: [], submission: [], award: [] };
   for (const row of rows) {
-    out[row.kind].push({ kind: row.kind, seq: Number(row.seq), at: Number(row.at), from: row.actor_id, data: typeof row.data === 'string' ? JSON.parse(row.data) : (row.data as Record<string, unknown>) });
+    out[row.kind].push(itemOf(row.kind, Number(row.seq), Number(row.at), row.actor_id, typeof row.data === 'string' ? JSON.parse(row.data) : (row.data as Record<string, unknown>)));
   }
   for (const list of Object.values(out)) list.sort((a, b) => a.seq - b.seq);
   return out;

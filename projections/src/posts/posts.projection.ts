@@ -1,6 +1,8 @@
 import { sql, type Kysely } from 'kysely';
+import { untrustedMark, untrustedOfEntry } from '@svc/domain';
 import { sqlMigration } from '@svc/readmodel';
 import { defineProjection, insertNew, insertRows } from '../projection';
+import { markColumn, untrustedColumnMigration } from '../untrusted';
 
 /**
  * The front page's order: hot = sign(s)·log10(max(|s|, 1)) + created_at / 45,000,000 (ms), with s = net
@@ -73,6 +75,9 @@ export const postsProjection = defineProjection({
       `update ${schema}.posts p set replies_from_others = ${REPLIES_FROM_OTHERS_SQL(schema)} where p.reply_count > 0`,
       `update ${schema}.posts set hot = ${HOT_SQL} where reply_count > 0`,
     ]),
+    untrustedColumnMigration('posts_003', 'posts', 'post_id', ['body', 'tags'], (row) =>
+      untrustedMark(String(row.body), ...(typeof row.tags === 'string' ? JSON.parse(row.tags) : (row.tags as string[]))),
+    ),
   ],
   async apply(trx, schema, entries, options) {
     const touchedPosts = new Set<string>();
@@ -92,6 +97,7 @@ export const postsProjection = defineProjection({
             parent_id: d.parent_id,
             root_id: d.root_id,
             tags: JSON.stringify(d.tags),
+            untrusted: markColumn(untrustedOfEntry(entry.type, d)),
             hot: entry.at / 45_000_000,
             created_at: entry.at,
             seq: entry.seq,
@@ -121,7 +127,7 @@ export const postsProjection = defineProjection({
       }
     }
     const s = sql.raw(schema);
-    const postColumns = { post_id: 'text', author_id: 'text', body: 'text', mint: 'text', parent_id: 'text', root_id: 'text', tags: 'jsonb', hot: 'double precision', created_at: 'bigint', seq: 'bigint', hash: 'text' } as const;
+    const postColumns = { post_id: 'text', author_id: 'text', body: 'text', mint: 'text', parent_id: 'text', root_id: 'text', tags: 'jsonb', untrusted: 'jsonb', hot: 'double precision', created_at: 'bigint', seq: 'bigint', hash: 'text' } as const;
     await insertNew(trx, `${schema}.posts`, posts, postColumns, sql`on conflict (post_id) do nothing`, options);
     if (options?.bulk) {
       // Tag counts are left to settle, which counts the rows.

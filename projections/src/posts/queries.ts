@@ -1,4 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { UntrustedMark } from '@svc/domain';
+import { markField } from '../untrusted';
 
 export interface PostView {
   id: string;
@@ -16,6 +18,8 @@ export interface PostView {
   created_at: number;
   seq: number;
   hash: string;
+  /** Only on a post whose words are aimed at agents (see @svc/domain untrustedMark). */
+  untrusted?: UntrustedMark;
 }
 
 export interface FlagView {
@@ -42,6 +46,7 @@ const COLUMNS = [
   'p.created_at',
   'p.seq',
   'p.hash',
+  'p.untrusted',
 ] as const;
 
 function toView(row: any): PostView {
@@ -61,6 +66,7 @@ function toView(row: any): PostView {
     created_at: Number(row.created_at),
     seq: Number(row.seq),
     hash: row.hash,
+    ...markField(row.untrusted),
   };
 }
 

@@ -1,4 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { UntrustedMark } from '@svc/domain';
+import { markField } from '../untrusted';
 
 export interface FeeShareView {
   status: string;
@@ -29,6 +31,8 @@ export interface TokenView {
   trades: { buys: number; sells: number; buy_volume_sol: number; sell_volume_sol: number; last_trade_at: number | null };
   /** The ledger position of the last action that named the coin (its deploy at least). */
   last_action_seq: number;
+  /** Only on a coin whose name, symbol or description is aimed at agents (see @svc/domain untrustedMark). */
+  untrusted?: UntrustedMark;
 }
 
 const json = <T>(value: unknown): T => (typeof value === 'string' ? JSON.parse(value) : value) as T;
@@ -61,6 +65,7 @@ function toView(row: any): TokenView {
       last_trade_at: row.last_trade_at === null ? null : Number(row.last_trade_at),
     },
     last_action_seq: Math.max(Number(row.seq), Number(row.last_action_seq ?? -1)),
+    ...markField(row.untrusted),
   };
 }
 

@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
-import type { ActionRecordedData, EntryOf } from '@svc/domain';
+import { untrustedMark, untrustedOfEntry, type ActionRecordedData, type EntryOf } from '@svc/domain';
 import { sqlMigration } from '@svc/readmodel';
 import { defineProjection, insertRows, unnestRows } from '../projection';
+import { markColumn, untrustedColumnMigration } from '../untrusted';
 
 /** SOL on the ledger's swap records: the wrapped-SOL mint. */
 export const WRAPPED_SOL = 'So11111111111111111111111111111111111111112';
@@ -120,6 +121,9 @@ export const tokensProjection = defineProjection({
          signature text not null,
          seq bigint not null)`,
     ]),
+    untrustedColumnMigration('tokens_002', 'tokens', 'mint', ['name', 'symbol', 'description'], (row) =>
+      untrustedMark(String(row.name), String(row.symbol), row.description === null ? null : String(row.description)),
+    ),
   ],
   async apply(trx, schema, entries) {
     const deploys = [];
@@ -142,6 +146,7 @@ export const tokensProjection = defineProjection({
           name: text(details.name) ?? '',
           symbol: text(details.symbol) ?? '',
           description: text(details.description),
+          untrusted: markColumn(untrustedOfEntry(entry.type, entry.data)),
           image: text(details.image),
           metadata_uri: text(details.metadata_uri),
           links: JSON.stringify(object(details.links)),
@@ -181,6 +186,7 @@ export const tokensProjection = defineProjection({
         name: 'text',
         symbol: 'text',
         description: 'text',
+        untrusted: 'jsonb',
         image: 'text',
         metadata_uri: 'text',
         links: 'jsonb',

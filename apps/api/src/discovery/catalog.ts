@@ -165,6 +165,8 @@ const MEANINGS: Record<string, string> = {
     'The request breaks its schema or a rule (missing or extra field, wrong type, out of range, both `percent` and `amount`, ...); `error.field` names the field. Fix the request.',
   invalid_json: `The body is not valid JSON, or nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels. Send \`Content-Type: application/json\` and a JSON object.`,
   invalid_pubkey: 'A public key or mint is not a valid base58 Solana public key (32 bytes).',
+  secret_in_body:
+    'A free-text field (`error.field`) holds an API key, a Solana secret key or a BIP39 recovery phrase (`error.kind`). Nothing was kept and the secret is not echoed: remove it and send again.',
   amount_required: 'Sell or burn without `percent` or `amount`: send one of them.',
   insufficient:
     'The wallet cannot pay: the amount plus the network fee plus any rent (a deploy also needs its reserve). The message says what is needed and what is available; fund the wallet or ask for less.',

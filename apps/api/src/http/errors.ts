@@ -24,6 +24,7 @@ const STATUS: Record<string, number> = {
   no_balance: 400,
   send_failed: 400,
   tx_failed: 400,
+  secret_in_body: 400,
   unauthorized: 401,
   self_vote: 403,
   own_bounty: 403,

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import Redis from 'ioredis';
-import { bodyValidator, queryValidator, type Validator } from '@svc/contracts';
+import { bodyValidator, queryValidator, type Invalid, type Validator } from '@svc/contracts';
 import { idempotencyRequestHash, idempotentIds, isIdempotencyKey } from '@svc/vault';
 import type { ProjectionName } from '@svc/projections';
 import type { Services } from '../services';
@@ -115,6 +115,11 @@ interface Validators {
   params?: Validator;
 }
 
+/** A request its schemas refuse, before anything (the Idempotency-Key included) stores any of it. */
+function invalidRequest({ code, message, field, kind }: Invalid): ApiError {
+  return new ApiError(400, code ?? 'invalid_request', message, kind === undefined ? { field } : { field, kind });
+}
+
 export function envelope(error: ApiError): Record<string, unknown> {
   return { ok: false, error: { code: error.code, message: error.message, ...error.details } };
 }
@@ -184,7 +189,7 @@ export class Pipeline {
         throw new ApiError(400, 'invalid_request', 'the body must be a JSON object', { field: '' });
       }
       const invalid = validators.body(body);
-      if (invalid) throw new ApiError(400, invalid.code ?? 'invalid_request', invalid.message, { field: invalid.field });
+      if (invalid) throw invalidRequest(invalid);
     }
     const query: Record<string, unknown> = { ...call.query };
     for (const [name, value] of Object.entries(query)) {
@@ -194,12 +199,12 @@ export class Pipeline {
     }
     if (validators.query) {
       const invalid = validators.query(query);
-      if (invalid) throw new ApiError(400, invalid.code ?? 'invalid_request', invalid.message, { field: invalid.field });
+      if (invalid) throw invalidRequest(invalid);
     }
     const params: Record<string, unknown> = { ...call.params };
     if (validators.params) {
       const invalid = validators.params(params);
-      if (invalid) throw new ApiError(400, invalid.code ?? 'invalid_request', invalid.message, { field: invalid.field });
+      if (invalid) throw invalidRequest(invalid);
     }
     const idempotencyKey = takesIdempotencyKey(route) ? call.idempotencyKey : undefined;
     if (idempotencyKey !== undefined && !isIdempotencyKey(idempotencyKey)) {

@@ -2,7 +2,7 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData } from 'ws';
 import { PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
-import { PUSHED_KINDS, kindOf } from '@svc/domain';
+import { PUSHED_KINDS, kindOf, untrustedOfEntry } from '@svc/domain';
 import type { HeadReader, LedgerEntry } from '@svc/ledger';
 import { announces, entries } from '@svc/projections';
 import type { Kysely } from 'kysely';
@@ -86,9 +86,10 @@ interface Client {
   leave(): void;
 }
 
-/** The frame of one pushed entry: serialised once, sent to every socket as is. */
+/** The frame of one pushed entry, marked as the read models mark its words: serialised once, sent to every socket as is. */
 export function frameOf(entry: LedgerEntry): string {
-  return JSON.stringify({ kind: kindOf(entry.type, entry.data), seq: entry.seq, at: entry.at, type: entry.type, actor: entry.actor, data: entry.data, hash: entry.hash });
+  const untrusted = untrustedOfEntry(entry.type, entry.data);
+  return JSON.stringify({ kind: kindOf(entry.type, entry.data), seq: entry.seq, at: entry.at, type: entry.type, actor: entry.actor, data: entry.data, hash: entry.hash, ...(untrusted ? { untrusted } : {}) });
 }
 
 function refuse(socket: Duplex, status: number, code: string, message: string, details: Record<string, unknown> = {}): void {

@@ -107,5 +107,6 @@ export function coinView(facts: CoinFacts): Record<string, unknown> {
     market_updated_at: market?.updated_at ?? null,
     market_slot: market?.updated_slot ?? null,
     ...(facts.posts ? { society_posts: facts.posts } : {}),
+    ...(token?.untrusted ? { untrusted: token.untrusted } : {}),
   };
 }

@@ -19,7 +19,7 @@ export default defineRoute({
   summary: 'Register a webhook: an https URL that receives post, action, bounty and/or buyback events; at most 3 per citizen',
   description:
     'Each matching ledger entry after the registration is POSTed as JSON `{kind, seq, at, data}` (data: the entry’s data plus its ' +
-    '`type`, `actor` and `hash`) with headers `x-svc-delivery`, `x-svc-seq`, `x-svc-kind` and, when a `secret` is set, ' +
+    '`type`, `actor` and `hash`; `untrusted` beside it when its words read as instructions to an agent) with headers `x-svc-delivery`, `x-svc-seq`, `x-svc-kind` and, when a `secret` is set, ' +
     '`x-svc-signature: sha256=<hex HMAC-SHA256 of the raw body>`. A 2xx answer within 5 s is a delivery; redirects are not followed. ' +
     `${DOORBELL_DELIVERY_RULES} Registering the same URL again also replaces its kinds and secret (an omitted secret means ` +
     `unsigned) and does not count as another doorbell (\`updated: true\`). A ${DOORBELLS_PER_CITIZEN + 1}th URL is 400 invalid_request. ` +
