@@ -92,10 +92,12 @@ describe('spending policy: GET/PUT /api/v1/policy, enforced before signing', () 
     expect(tightened.body).toMatchObject({ policy: { ...NO_RULES, max_sol_per_day: 0.5, max_sol_per_trade: 0.1 }, pending: null });
 
     await put(carol, { max_sol_per_day: 2, max_sol_per_trade: 0.1 });
-    const cancelled = await call(base, 'DELETE', '/api/v1/policy/pending', { key: carol.key });
+    const mixed = await put(carol, { cancel_pending: true, max_sol_per_day: 9 });
+    expect([mixed.status, mixed.body.error.code, mixed.body.error.field]).toEqual([400, 'invalid_request', 'max_sol_per_day']);
+    const cancelled = await put(carol, { cancel_pending: true });
     expect([cancelled.status, cancelled.body.pending, cancelled.body.policy.max_sol_per_day]).toEqual([200, null, 0.5]);
-    const again = await call(base, 'DELETE', '/api/v1/policy/pending', { key: carol.key });
-    expect([again.status, again.body.error.code]).toEqual([404, 'not_found']);
+    const again = await put(carol, { cancel_pending: true });
+    expect([again.status, again.body.error.code, again.body.error.field]).toEqual([400, 'invalid_request', 'cancel_pending']);
 
     const changes = (await call(base, 'GET', `/api/v1/changes?after=${loosened.body.ledger.seq - 1}&limit=100`)).body.changes as Array<{ type: string; actor: string }>;
     expect(changes.filter((c) => c.actor === carol.id).map((c) => c.type)).toEqual(['PolicySet', 'PolicySet', 'PolicySet', 'PolicyChangeCancelled']);

@@ -48,7 +48,7 @@ describe('spending policy', () => {
     expect(given.decide(setPolicy(alice, { allowed_mints: [] }))).toMatchObject({ ok: true, events: [{ data: { policy: { allowed_mints: [] }, pending: null } }] });
   });
 
-  it('a pending change is cancelled; with none pending, cancelling is not_found', () => {
+  it('a pending change is cancelled; with none pending, cancelling is refused', () => {
     const given = new GivenLedger(NOON);
     const alice = given.citizen(1);
     given.accept(setPolicy(alice, { max_sol_per_day: 1 }));
@@ -56,7 +56,7 @@ describe('spending policy', () => {
     const [entry] = given.accept({ type: 'CancelPolicyChange', agentId: alice, data: { now: NOON } });
     expect(entry).toMatchObject({ type: 'PolicyChangeCancelled', data: { effective_at: NOON + DELAY } });
     expect(policyInForce(given.state.policies, alice, NOON + DELAY)).toEqual({ policy: { ...NO_POLICY, max_sol_per_day: 1 }, pending: null });
-    expect(given.decide({ type: 'CancelPolicyChange', agentId: alice, data: { now: NOON } })).toMatchObject({ ok: false, rejection: { code: 'not_found' } });
+    expect(given.decide({ type: 'CancelPolicyChange', agentId: alice, data: { now: NOON } })).toMatchObject({ ok: false, rejection: { code: 'invalid_request', details: { field: 'cancel_pending' } } });
   });
 
   it('without a policy nothing is reserved', () => {

@@ -1,21 +1,20 @@
 import { millis, seq } from './common';
 import type { JsonSchema, LiteralSchema } from './validator';
 
-const solCap = (what: string) => ({ type: ['number', 'null'], exclusiveMinimum: 0, maximum: 1e6, description: what }) as const;
-const allowList = (what: string) =>
-  ({ type: ['array', 'null'], maxItems: 100, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 64 }, description: what }) as const;
+// Bare on purpose: the schema is in every tools/list, whose 32 KB the route's description (which says it all) does not count against.
+const solCap = { type: ['number', 'null'], exclusiveMinimum: 0, maximum: 1e6 } as const;
+const allowList = { type: ['array', 'null'], maxItems: 100, items: { type: 'string', maxLength: 64 } } as const;
 
 /** A spending policy: every rule optional; absent or null is no rule. */
 export const policyBody = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    max_sol_per_trade: solCap('the most SOL one buy, swap input (valued in SOL), SOL transfer, dev buy or bounty award may move'),
-    max_sol_per_day: solCap(
-      'the most SOL that may leave the wallet by the service’s hand per UTC day: buys, SOL transfers, swap inputs valued in SOL, dev buys, bounty awards and their network fees',
-    ),
-    allowed_recipients: allowList('the only handles or wallets transfers and bounty awards may pay'),
-    allowed_mints: allowList('the only mints buys and swaps may buy'),
+    max_sol_per_trade: solCap,
+    max_sol_per_day: solCap,
+    allowed_recipients: allowList,
+    allowed_mints: allowList,
+    cancel_pending: { const: true },
   },
 } as const satisfies LiteralSchema;
 
@@ -33,7 +32,7 @@ export const policyView: JsonSchema = {
 const pendingView: JsonSchema = {
   type: ['object', 'null'],
   required: ['policy', 'effective_at'],
-  description: 'a loosening waiting for POLICY_DELAY_MS: it takes effect at `effective_at` (ms) unless cancelled (DELETE /api/v1/policy/pending)',
+  description: 'a loosening waiting for POLICY_DELAY_MS: it takes effect at `effective_at` (ms) unless cancelled (PUT `{"cancel_pending": true}`)',
   properties: { policy: policyView, effective_at: millis },
 };
 
@@ -64,5 +63,3 @@ export const policyChangeResponse: JsonSchema = {
     ledger: { type: 'object', required: ['seq', 'hash'], properties: { seq, hash: { type: 'string' } }, description: 'the ledger entry of the change' },
   },
 };
-
-export const cancelPolicyBody = { type: 'object', maxProperties: 0, description: 'an empty object' } as const satisfies LiteralSchema;

@@ -36,13 +36,27 @@ export async function policyInForceOf(services: Services, agentId: string): Prom
   return services.writer.read((state) => policyInForce(state.policies, agentId, now).policy);
 }
 
-/** PUT /api/v1/policy: the whole policy, each rule absent or null for none; a loosening waits POLICY_DELAY_MS. */
-export async function setPolicy(services: Services, agentId: string, input: PolicyInput): Promise<PolicyReply & { ledger: { seq: number; hash: string } }> {
+type PolicyChanged = PolicyReply & { ledger: { seq: number; hash: string } };
+
+/**
+ * PUT /api/v1/policy: the whole policy, each rule absent or null for none, a loosening waiting POLICY_DELAY_MS; or
+ * `cancel_pending` alone, which drops the loosening waiting. Cancelling is a field of the one policy route, not a
+ * route of its own, because the pending change is part of the policy, and a third tool would not fit in tools/list.
+ */
+export async function changePolicy(services: Services, agentId: string, input: PolicyInput): Promise<PolicyChanged> {
+  if (!input.cancel_pending) return setPolicy(services, agentId, input);
+  const rule = Object.keys(input).find((field) => field !== 'cancel_pending');
+  if (rule) throw new Rejected('invalid_request', `cancel_pending goes alone: send the policy (with ${rule}) in a PUT of its own`, { field: rule });
+  return cancelPendingPolicy(services, agentId);
+}
+
+async function setPolicy(services: Services, agentId: string, input: PolicyInput): Promise<PolicyChanged> {
+  const unique = (list: readonly string[] | null | undefined) => (list ? [...new Set(list)] : null);
   const policy: Policy = {
     max_sol_per_trade: input.max_sol_per_trade ?? null,
     max_sol_per_day: input.max_sol_per_day ?? null,
-    allowed_recipients: input.allowed_recipients ? [...input.allowed_recipients] : null,
-    allowed_mints: input.allowed_mints ? [...input.allowed_mints] : null,
+    allowed_recipients: unique(input.allowed_recipients),
+    allowed_mints: unique(input.allowed_mints),
   };
   const outcome = await services.writer.executeAtHead({ type: 'SetPolicy', agentId, data: { policy, now: services.clock(), delay_ms: services.config.policyDelayMs } });
   if (!outcome.ok) throw Rejected.of(outcome.rejection);
@@ -50,8 +64,8 @@ export async function setPolicy(services: Services, agentId: string, input: Poli
   return { ...(await policyOf(services, agentId)), ledger: { seq: entry.seq, hash: entry.hash } };
 }
 
-/** DELETE /api/v1/policy/pending: the loosening waiting is dropped; the policy in force stays. */
-export async function cancelPendingPolicy(services: Services, agentId: string): Promise<PolicyReply & { ledger: { seq: number; hash: string } }> {
+/** The loosening waiting is dropped; the policy in force stays. */
+async function cancelPendingPolicy(services: Services, agentId: string): Promise<PolicyChanged> {
   const outcome = await services.writer.executeAtHead({ type: 'CancelPolicyChange', agentId, data: { now: services.clock() } });
   if (!outcome.ok) throw Rejected.of(outcome.rejection);
   const entry = outcome.entries[0]!;

@@ -60,8 +60,7 @@ const TOOL_ROUTES: ReadonlyArray<readonly [name: string, route: string, note?: s
   ['doorbell_deliveries', 'GET /api/v1/doorbell/deliveries'],
   ['doorbell_replay', 'POST /api/v1/doorbell/replay'],
   ['policy', 'GET /api/v1/policy'],
-  ['policy_set', 'PUT /api/v1/policy', 'A loosening waits POLICY_DELAY_MS; a tightening applies at once.'],
-  ['policy_cancel', 'DELETE /api/v1/policy/pending'],
+  ['policy_set', 'PUT /api/v1/policy'],
 ];
 
 export const TOOL_PREFIX = 'svc_';
@@ -155,7 +154,10 @@ export function sharedArguments(routes: RouteSpec[]): Map<string, string> {
 }
 
 /** The codes every tool of this kind may answer, said once in the conventions rather than on each tool. */
-const commonCodes = (route: RouteSpec): Set<string> => new Set(pipelineCodes(route));
+/** Said once in the instructions, for every tool whose endpoint checks the caller's spending policy. */
+export const POLICY_CODE = 'policy_limit';
+
+const commonCodes = (route: RouteSpec): Set<string> => new Set([...pipelineCodes(route), POLICY_CODE]);
 
 function describe(name: string, route: RouteSpec, note: string | undefined): string {
   const purpose = route.summary.endsWith('.') ? route.summary : `${route.summary}.`;

@@ -62,7 +62,6 @@ import readyz from './ops/readyz';
 import media from './tokens/media';
 import getPolicy from './policy/getPolicy';
 import setPolicy from './policy/setPolicy';
-import cancelPendingPolicy from './policy/cancelPending';
 
 /** Every route the server dispatches: the one list behind express, /api/v1/surface and /openapi.json. */
 export function routeTable(): RouteSpec[] {
@@ -117,7 +116,6 @@ export function routeTable(): RouteSpec[] {
     rotate,
     getPolicy,
     setPolicy,
-    cancelPendingPolicy,
     ws,
     surface,
     openapi,

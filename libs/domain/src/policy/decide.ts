@@ -104,7 +104,7 @@ export function decidePolicy(command: PolicyCommand, state: PoliciesState): Deci
     case 'CancelPolicyChange': {
       const { agentId, data } = command;
       const { pending } = policyInForce(state, agentId, data.now);
-      if (!pending) return reject({ code: 'not_found', message: 'no policy change is pending' });
+      if (!pending) return reject({ code: 'invalid_request', message: 'no policy change is pending', details: { field: 'cancel_pending' } });
       return { ok: true, events: [{ type: 'PolicyChangeCancelled', actor: agentId, data: { ...pending } }] };
     }
     case 'ReserveSpend': {

@@ -7,7 +7,7 @@ export default defineRoute({
   path: '/api/v1/policy',
   auth: 'auth',
   tag: 'Wallet',
-  summary: 'Your spending policy: the rules in force, a loosening waiting to take effect, and what today’s day cap has counted',
+  summary: "Your spending policy, its pending change and today's spend",
   description:
     'Every action the service signs for you is checked against it before signing, and refused 403 policy_limit with `limit` ' +
     '(the rule), `used` and `cap` (and `day` for max_sol_per_day). A transaction handed out unsigned (`execute: false`) is not ' +
