@@ -3,7 +3,9 @@
  * detection, the SDK's quote, the build, the pipeline's outbox, custody signature, send, confirm, ledger
  * append), against POST /api/v1/transfer of SOL through the same pipeline in the same run, 16 concurrent
  * clients each on its own citizen. Rounds alternate; medians of p50, p99 and requests/s are reported with the
- * buy/transfer ratios (the goal: a buy within 1.5x of a transfer, p50 under 15 ms).
+ * buy/transfer ratios (the goal: a buy within 1.5x of a transfer, p50 under 15 ms). A third round buys as 16
+ * other citizens whose spending policy caps each trade and the day, so every buy is checked and reserved against
+ * the day cap at the ledger head: its ratio to the plain buy is what the policy check costs.
  *
  * The service (startEmbedded: API, projector, workers, bundled chain) runs in this process on a fresh
  * PostgreSQL database and Redis prefix, both removed at the end. BENCH_SECONDS (5) measured per round after
@@ -32,8 +34,10 @@ const FUND_SOL = 20;
 const BUY_SOL = 0.0005;
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
-type Target = 'transfer' | 'buy';
-const TARGETS: Target[] = ['transfer', 'buy'];
+type Target = 'transfer' | 'buy' | 'buy_policy';
+const TARGETS: Target[] = ['transfer', 'buy', 'buy_policy'];
+/** Rules every policy-round buy meets and passes: the check and the day-cap reservation are made, nothing refused. */
+const POLICY = { max_sol_per_trade: 1, max_sol_per_day: 10_000 };
 
 interface Citizen {
   handle: string;
@@ -58,9 +62,14 @@ async function main(cleanup: Cleanup): Promise<void> {
   };
   const tag = randomBytes(3).toString('hex');
   const citizens = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => register(server.url, `bb${tag}_${i}`)));
+  const capped = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => register(server.url, `bp${tag}_${i}`)));
+  for (const citizen of capped) {
+    const set = await call(server.url, 'PUT', '/api/v1/policy', { key: citizen.key, body: POLICY });
+    if (set.status !== 200) throw new Error(`policy ${citizen.handle}: HTTP ${set.status} ${JSON.stringify(set.body)}`);
+  }
   const sink = await register(server.url, `bb${tag}_sink`);
   const creator = await register(server.url, `bb${tag}_dev`);
-  await Promise.all([...citizens.map((c) => airdrop(c.wallet, FUND_SOL)), airdrop(sink.wallet, 1), airdrop(creator.wallet, 2)]);
+  await Promise.all([...[...citizens, ...capped].map((c) => airdrop(c.wallet, FUND_SOL)), airdrop(sink.wallet, 1), airdrop(creator.wallet, 2)]);
   const deployed = await call(server.url, 'POST', '/api/v1/tokens/deploy', { key: creator.key, body: { name: 'Bench Coin', symbol: 'BENCH', image: PNG } });
   if (deployed.status !== 201) throw new Error(`deploy: HTTP ${deployed.status} ${JSON.stringify(deployed.body)}`);
   const mint = deployed.body.mint as string;
@@ -73,19 +82,19 @@ async function main(cleanup: Cleanup): Promise<void> {
       process.stderr.write(`round ${round}/${ROUNDS}: ${target} (${WARMUP_SECONDS} s warm-up + ${SECONDS} s) ... `);
       const result = await runLoad({
         url: server.url,
-        path: target === 'buy' ? '/api/v1/tokens/buy' : '/api/v1/transfer',
+        path: target === 'transfer' ? '/api/v1/transfer' : '/api/v1/tokens/buy',
         clients: CLIENTS,
         warmupMs: WARMUP_SECONDS * 1000,
         durationMs: SECONDS * 1000,
         maxRequests: MAX_REQUESTS_PER_ROUND,
         timeoutMs: REQUEST_TIMEOUT_MS,
-        headers: (client) => ({ authorization: `Bearer ${citizens[client]!.key}` }),
+        headers: (client) => ({ authorization: `Bearer ${(target === 'buy_policy' ? capped : citizens)[client]!.key}` }),
         body: () =>
-          JSON.stringify(target === 'buy' ? { mint, amount_sol: BUY_SOL } : { to: sink.handle, amount: lamports++ / LAMPORTS_PER_SOL }),
+          JSON.stringify(target === 'transfer' ? { to: sink.handle, amount: lamports++ / LAMPORTS_PER_SOL } : { mint, amount_sol: BUY_SOL }),
         check(_status, body) {
           const reply = JSON.parse(body) as { executed?: boolean; signature?: string; venue?: string };
           if (!reply.executed || !reply.signature) return 'not executed';
-          if (target === 'buy' && reply.venue !== 'pump') return `venue ${reply.venue}`;
+          if (target !== 'transfer' && reply.venue !== 'pump') return `venue ${reply.venue}`;
           return undefined;
         },
       });
@@ -97,12 +106,21 @@ async function main(cleanup: Cleanup): Promise<void> {
 
   const summary = mediansOf(rounds, TARGETS);
   const ratios = ratioOf(summary.buy, summary.transfer);
+  const policyRatios = ratioOf(summary.buy_policy, summary.buy);
   const title =
     `curve buy vs SOL transfer, ${CLIENTS} concurrent clients, both end to end over HTTP through the action pipeline on the bundled chain; ` +
     `${WARMUP_SECONDS} s warm-up + ${SECONDS} s per round, ${ROUNDS} round(s) alternated; ${machine.cpus} CPUs, load average ${machine.loadAverage.join(' ')}, node ${process.version}`;
   const verdict = `buy / transfer: p50 ${fixed(ratios.p50, 2)}x   p99 ${fixed(ratios.p99, 2)}x   req/s ${fixed(ratios.tps, 2)}x (goal: within 1.5x, buy p50 under 15 ms)`;
-  console.log(`\n${[title, '', ...roundsReport(rounds, TARGETS, summary), '', verdict].join('\n')}`);
-  const file = writeFigures(ROOT, 'buy', startedAt, { settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, buySol: BUY_SOL }, machine, rounds, summary, ratios });
+  const policyVerdict = `buy with a policy / without: p50 ${fixed(policyRatios.p50, 2)}x   p99 ${fixed(policyRatios.p99, 2)}x   req/s ${fixed(policyRatios.tps, 2)}x (what the policy check and day-cap reservation cost a buy)`;
+  console.log(`\n${[title, '', ...roundsReport(rounds, TARGETS, summary), '', verdict, policyVerdict].join('\n')}`);
+  const file = writeFigures(ROOT, 'buy', startedAt, {
+    settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, buySol: BUY_SOL, policy: POLICY },
+    machine,
+    rounds,
+    summary,
+    ratios,
+    policyRatios,
+  });
   console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
 }
 

@@ -32,6 +32,7 @@ describe('the README', () => {
       ['READ_MODEL_SCHEMA', config.readModelSchema],
       ['BODY_LIMIT', config.bodyLimit],
       ['FAUCET_SOL_PER_HOUR', config.faucetSolPerHour],
+      ['POLICY_DELAY_MS', config.policyDelayMs],
     ] as const) {
       expect(readme).toContain(`| \`${name}\` | \`${value}\` |`);
     }

@@ -29,6 +29,9 @@ const ulid = monotonicFactory();
  */
 const SLOT_MARGIN = 150;
 
+/** How long a day-cap reservation holds if nothing settles it: past the lease, recovery has found the action's end. */
+const SPEND_HOLD_MS = 2 * ACTION_LEASE_MS;
+
 /** Where a request stands once it asked for its outbox row. */
 export type Reservation =
   /** The row is this request's: `perform` it, or `release` it. */
@@ -125,6 +128,7 @@ export class ActionPipeline {
   /** Gives a reserved row up before anything was signed: its hold and its Idempotency-Key are free again. */
   async release(reservation: Extract<Reservation, { kind: 'reserved' }>): Promise<void> {
     await this.deps.outbox.release(reservation.id, reservation.attemptId).catch((err) => this.deps.log.warn({ err, id: reservation.id }, 'outbox row not released; recovery will'));
+    await this.settlement.freeSpend({ id: reservation.id, agentId: reservation.request.agentId });
   }
 
   async perform(reservation: Extract<Reservation, { kind: 'reserved' }>): Promise<ActionOutcome> {
@@ -132,6 +136,7 @@ export class ActionPipeline {
     let row: OutboxRow;
     let signed: SignedTransaction;
     try {
+      await this.holdSpend(reservation);
       const recent = await reservation.recent;
       const built = await this.build(request);
       if (!request.sign) return await this.handOut(request, id, attemptId, built, recent);
@@ -156,6 +161,33 @@ export class ActionPipeline {
       throw beforeSend(error);
     }
     return this.settlement.sendAndRecord(row, signed, false);
+  }
+
+  /**
+   * The citizen's spending policy, decided at the ledger head: a refusal throws, and what a signed action spends is
+   * reserved against the day cap under the row's id until it is recorded or freed. Concurrent actions are decided
+   * one after another by the writer, so together they never pass the cap.
+   */
+  private async holdSpend({ request, id }: Extract<Reservation, { kind: 'reserved' }>): Promise<void> {
+    const { spend } = request;
+    if (!spend) return;
+    const now = this.deps.clock();
+    const outcome = await this.deps.writer.executeAtHead({
+      type: 'ReserveSpend',
+      agentId: request.agentId,
+      data: {
+        reservation: id,
+        action: request.action,
+        lamports: Number(spend.lamports),
+        fee_lamports: Number(spend.feeLamports),
+        mint: spend.mint ?? null,
+        recipient: spend.recipient ?? null,
+        reserve: request.sign,
+        now,
+        until: now + SPEND_HOLD_MS,
+      },
+    });
+    if (!outcome.ok) throw Rejected.of(outcome.rejection);
   }
 
   private async build(request: ActionRequest): Promise<BuiltTransaction> {

@@ -52,6 +52,7 @@ export class OutboxRecovery {
     if (row.state === 'reserved') {
       // Nothing was signed, so nothing can have been sent.
       await this.deps.outbox.release(row.id, row.attemptId);
+      await this.settlement.freeSpend(row);
       return 'released';
     }
     if (row.state === 'unsigned') {
@@ -70,19 +71,19 @@ export class OutboxRecovery {
     const expired = await isBlockhashExpired(this.connection, signed.lastValidBlockHeight);
     const status = await signatureStatus(this.connection, signed.signature);
     if (status.state === 'failed') {
-      await this.deps.outbox.markFailed(row.id, { code: 'tx_failed', message: `the transaction landed and failed (${JSON.stringify(status.err)})`, details: { logs: status.logs, signature: signed.signature } });
+      await this.settlement.markFailed(row, { code: 'tx_failed', message: `the transaction landed and failed (${JSON.stringify(status.err)})`, details: { logs: status.logs, signature: signed.signature } });
       return 'failed';
     }
     if (status.state === 'not_found' && expired) {
       this.deps.log.info({ id: row.id, signature: row.signature }, 'transaction never landed; marked failed');
-      await this.deps.outbox.markFailed(row.id, chainFailure(neverLanded()));
+      await this.settlement.markFailed(row, chainFailure(neverLanded()));
       return 'failed';
     }
     if (status.state === 'not_found') {
       const refusal = await presendCheck(this.connection, signed);
       if (refusal) {
         this.deps.log.info({ id: row.id, signature: row.signature, reason: refusal.message }, 'unsent transaction would fail now; marked failed, not sent');
-        await this.deps.outbox.markFailed(row.id, chainFailure(refusal));
+        await this.settlement.markFailed(row, chainFailure(refusal));
         return 'failed';
       }
     }
@@ -92,7 +93,7 @@ export class OutboxRecovery {
         else await confirmSignature(this.connection, signed, signal);
       } catch (error) {
         if (!(error instanceof ChainError)) throw error;
-        await this.deps.outbox.markFailed(row.id, chainFailure(error));
+        await this.settlement.markFailed(row, chainFailure(error));
         return 'failed';
       }
     }

@@ -57,6 +57,20 @@ export interface ActionRequest {
   build: Build;
   /** What the wallet must cover besides the fee, checked before anything is signed or handed out. */
   funds?: Funds;
+  /** What the action spends, as the citizen's spending policy judges it: checked, and held against the day cap, before signing. */
+  spend?: Spend;
+}
+
+/** SOL an action moves out of the wallet by the service's hand, and where to. */
+export interface Spend {
+  /** SOL moved, in lamports (a swap's input valued in SOL). */
+  lamports: bigint;
+  /** The network fees it may pay besides, counted against the day cap only. */
+  feeLamports: bigint;
+  /** The mint a buy or swap buys. */
+  mint?: string;
+  /** Who is paid: a wallet, and its handle when it is a citizen's. */
+  recipient?: { wallet: string; handle: string | null };
 }
 
 export type ActionOutcome =

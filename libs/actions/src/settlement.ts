@@ -12,7 +12,7 @@ import {
 } from '@svc/chain';
 import { Rejected, type LedgerCommand, type LedgerState } from '@svc/domain';
 import { LEDGER_STREAM, type EventStore, type LedgerEntry, type LedgerWriter } from '@svc/ledger';
-import type { ChainOutbox, OutboxRow } from '@svc/vault';
+import type { ChainOutbox, OutboxError, OutboxRow } from '@svc/vault';
 import { findHandedOut } from './handout';
 import { observeTransaction } from './observe';
 import { chainFailure, neverLanded, rejectedOf, rejectedOfChain, rpcUnavailable, unsettled } from './refusals';
@@ -36,6 +36,8 @@ export interface PipelineDeps {
   writer: LedgerWriter<LedgerState, LedgerCommand>;
   store: EventStore;
   walletSecret(agentId: string): Promise<Uint8Array | undefined>;
+  /** The time spending policies are decided at: a pending loosening's `effective_at`, the UTC day of a day cap. */
+  clock: () => number;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -58,6 +60,19 @@ export class Settlement {
 
   private get connection() {
     return this.deps.chain().connection;
+  }
+
+  /** Frees what a spending policy reserved for the row's action: nothing left the wallet. */
+  async freeSpend(row: Pick<OutboxRow, 'id' | 'agentId'>): Promise<void> {
+    const freed = await this.deps.writer.execute({ type: 'ReleaseSpend', agentId: row.agentId, data: { reservation: row.id } }).catch((err: unknown) => ({ ok: false as const, err }));
+    // Left open, the reservation still lapses on its own when its `until` passes.
+    if (!freed.ok) this.deps.log.warn({ id: row.id, freed }, 'spending reservation not released; it lapses on its own');
+  }
+
+  /** The chain's verdict: the action never took effect, so what it reserved is free again. */
+  async markFailed(row: Pick<OutboxRow, 'id' | 'agentId'>, error: OutboxError): Promise<void> {
+    await this.deps.outbox.markFailed(row.id, error);
+    await this.freeSpend(row);
   }
 
   executedOf(row: OutboxRow, ledger: { seq: number; hash: string } | null): ActionOutcome {
@@ -139,7 +154,7 @@ export class Settlement {
     if (status.state === 'not_found') {
       const refusal = expired ? neverLanded() : await this.presend(row, signed);
       if (refusal) {
-        await this.deps.outbox.markFailed(row.id, chainFailure(refusal));
+        await this.markFailed(row, chainFailure(refusal));
         throw rejectedOfChain(refusal);
       }
     }
@@ -164,7 +179,7 @@ export class Settlement {
       // Only the chain's verdict settles the row; anything else (a network fault, a transaction processed but
       // not confirmed when its blockhash expired) may still land, and is left to recovery.
       if (error instanceof ChainError) {
-        await this.deps.outbox.markFailed(row.id, chainFailure(error));
+        await this.markFailed(row, chainFailure(error));
         throw rejectedOfChain(error);
       }
       this.deps.log.warn({ err: error, id: row.id, signature: signed.signature }, 'transaction outcome unknown; left to recovery');
@@ -192,7 +207,7 @@ export class Settlement {
    */
   async record(row: OutboxRow): Promise<{ seq: number; hash: string } | null> {
     const signature = row.signature!;
-    const command = await this.commandFor(row.record as RecordTemplate, signature);
+    const command = await this.commandFor(row.record as RecordTemplate, signature, row.id);
     const outcome = await this.deps.writer.executeAtHead(command);
     if (!outcome.ok) {
       this.deps.log.error({ id: row.id, signature, rejection: outcome.rejection }, 'confirmed on-chain but the ledger refused the record');
@@ -205,14 +220,26 @@ export class Settlement {
     return receipt;
   }
 
-  private async commandFor(template: RecordTemplate, signature: string): Promise<LedgerCommand> {
+  /** The record of the row's transaction; it settles what a spending policy reserved under the row's id. */
+  private async commandFor(template: RecordTemplate, signature: string, reservation: string): Promise<LedgerCommand> {
     if (template.type === 'RecordAction' && template.observe) {
       const { observe, ...rest } = template;
       // Read again whoever records it (a retry, recovery): a confirmed transaction always shows the same balances.
       const observed = await observeTransaction(this.connection, signature, observe);
-      return { ...rest, data: { ...rest.data, signature, details: { ...rest.data.details, observed } } };
+      return { ...rest, reservation, data: { ...rest.data, signature, details: { ...rest.data.details, observed } } };
     }
-    return { ...template, data: { ...template.data, signature } } as LedgerCommand;
+    switch (template.type) {
+      case 'RecordAction': {
+        const { observe: _none, ...rest } = template;
+        return { ...rest, reservation, data: { ...rest.data, signature } };
+      }
+      case 'AwardBounty':
+        return { ...template, reservation, data: { ...template.data, signature } };
+      default: {
+        const never: never = template;
+        return never;
+      }
+    }
   }
 
   /**

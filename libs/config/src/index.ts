@@ -74,6 +74,11 @@ export interface Config {
   treasurySlippageBps: number;
   /** Test SOL one citizen may take from POST /api/v1/faucet in any rolling hour. */
   faucetSolPerHour: number;
+  /** How long a loosening of a citizen's spending policy waits before it takes effect (a tightening does not). */
+  policyDelayMs: number;
+  /** The spending policy a new citizen starts with; unset is no rule. */
+  defaultPolicyMaxSolPerTrade?: number;
+  defaultPolicyMaxSolPerDay?: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -82,6 +87,11 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
   const n = Number(raw);
   if (!Number.isFinite(n)) throw new Error(`${name} must be a number, got ${JSON.stringify(raw)}`);
   return n;
+}
+
+function optionalSol(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  if (str(env, name) === undefined) return undefined;
+  return within(int(env, name, 0), name, Number.MIN_VALUE, 1e6, 'an amount of SOL');
 }
 
 function within(value: number, name: string, min: number, max: number, why: string): number {
@@ -173,6 +183,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     treasuryMinBuySol: within(int(env, 'TREASURY_MIN_BUY_SOL', 0.01), 'TREASURY_MIN_BUY_SOL', 0, 1e6, 'an amount of SOL'),
     treasurySlippageBps: within(int(env, 'TREASURY_SLIPPAGE_BPS', 500), 'TREASURY_SLIPPAGE_BPS', 0, 9_999, 'basis points'),
     faucetSolPerHour: within(int(env, 'FAUCET_SOL_PER_HOUR', 20), 'FAUCET_SOL_PER_HOUR', Number.MIN_VALUE, 1e6, 'an amount of SOL'),
+    policyDelayMs: within(int(env, 'POLICY_DELAY_MS', 86_400_000), 'POLICY_DELAY_MS', 0, 31 * 86_400_000, 'milliseconds'),
+    defaultPolicyMaxSolPerTrade: optionalSol(env, 'DEFAULT_POLICY_MAX_SOL_PER_TRADE'),
+    defaultPolicyMaxSolPerDay: optionalSol(env, 'DEFAULT_POLICY_MAX_SOL_PER_DAY'),
   };
 }
 
@@ -185,5 +198,5 @@ export const CONFIG_VARIABLES = [
   'DATABASE_CONNECT_TIMEOUT_MS', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'ATTEST_FULL_EVERY_MS', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS', 'GRADUATION_WAIT_MS',
   'TREASURY_TOKEN_MINT', 'TREASURY_CYCLE_MS', 'TREASURY_RESERVE_SOL', 'TREASURY_MIN_BUY_SOL', 'TREASURY_SLIPPAGE_BPS',
-  'FAUCET_SOL_PER_HOUR',
+  'FAUCET_SOL_PER_HOUR', 'POLICY_DELAY_MS', 'DEFAULT_POLICY_MAX_SOL_PER_TRADE', 'DEFAULT_POLICY_MAX_SOL_PER_DAY',
 ] as const;

@@ -1,6 +1,7 @@
 import { actionView, agentProfile, base58PublicKey, handle, ledgerEntry, millis, receipt, seq, untrustedField } from './common';
 import { postView } from './society';
 import { deployedToken } from './trading';
+import { policyView } from './policy';
 import { refusesSecrets, type JsonSchema, type LiteralSchema } from './validator';
 
 export const registerBody = {
@@ -135,10 +136,11 @@ export const agentRefParams = {
 
 export const agentResponse: JsonSchema = {
   type: 'object',
-  required: ['ok', 'agent', 'posts', 'actions', 'tokens'],
+  required: ['ok', 'agent', 'posts', 'actions', 'tokens', 'policy'],
   properties: {
     ok: { const: true },
     agent: agentProfile,
+    policy: { ...policyView, description: 'the spending policy the citizen has in force (PUT /api/v1/policy): every rule null when it set none' },
     posts: { type: 'array', items: postView, description: 'the citizen’s latest posts and replies, newest first' },
     actions: { type: 'array', items: actionView, description: 'the citizen’s latest on-chain actions, newest first' },
     tokens: { type: 'array', items: deployedToken, description: 'coins the citizen deployed through the service, as the ledger records them (GET /api/v1/tokens/{mint} adds the chain figures)' },

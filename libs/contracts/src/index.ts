@@ -19,3 +19,4 @@ export * from './fees';
 export * from './treasury';
 export * from './mcp';
 export * from './operations';
+export * from './policy';

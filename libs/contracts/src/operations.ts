@@ -66,7 +66,7 @@ export const surfaceResponse: JsonSchema = {
         type: 'object',
         required: ['method', 'path', 'auth', 'summary'],
         properties: {
-          method: { type: 'string', enum: ['GET', 'POST', 'DELETE'] },
+          method: { type: 'string', enum: ['GET', 'POST', 'PUT', 'DELETE'] },
           path: { type: 'string', description: 'OpenAPI-style template, e.g. /api/v1/agents/{handle}' },
           auth: {
             type: 'string',

@@ -9,6 +9,8 @@ export * from './actions/decide';
 export * from './treasury/treasury';
 export * from './treasury/decide';
 export * from './caps/dailyCaps';
+export * from './policy/policy';
+export * from './policy/decide';
 export * from './ledgerModel';
 export * from './kinds';
 export * from './rejected';

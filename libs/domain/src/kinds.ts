@@ -21,6 +21,10 @@ export function kindOf(type: string, data?: unknown): EventKind {
     case 'CitizenRegistered':
     case 'VoteCast':
     case 'PostFlagged':
+    case 'PolicySet':
+    case 'PolicyChangeCancelled':
+    case 'SpendReserved':
+    case 'SpendReleased':
       return 'ledger';
     default: {
       const never: never = known;

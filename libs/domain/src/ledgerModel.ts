@@ -8,12 +8,14 @@ import { evolveCitizens, initialCitizens, restoreCitizens, snapshotCitizens, typ
 import { decideCitizen, type CitizenCommand } from './citizens/decide';
 import { decidePost, type PostCommand } from './posts/decide';
 import { evolvePosts, initialPosts, restorePosts, snapshotPosts, type PostEvent, type PostsState } from './posts/post';
+import { decidePolicy, type PolicyCommand } from './policy/decide';
+import { evolvePolicies, initialPolicies, settleReservation, snapshotPolicies, type PoliciesState, type PolicyEvent } from './policy/policy';
 import { decideTreasury, type TreasuryCommand } from './treasury/decide';
 
 /** Every event type on the public ledger. */
-export type LedgerEvent = CitizenEvent | PostEvent | BountyEvent | ActionEvent;
+export type LedgerEvent = CitizenEvent | PostEvent | BountyEvent | ActionEvent | PolicyEvent;
 export type LedgerEventType = LedgerEvent['type'];
-export type LedgerCommand = CitizenCommand | PostCommand | BountyCommand | ActionCommand | TreasuryCommand;
+export type LedgerCommand = CitizenCommand | PostCommand | BountyCommand | ActionCommand | TreasuryCommand | PolicyCommand;
 
 /** The state every decision is taken against: consistent with the ledger head, never a read model. */
 export interface LedgerState {
@@ -23,6 +25,7 @@ export interface LedgerState {
   bounties: BountiesState;
   actions: ActionsState;
   caps: CapsState;
+  policies: PoliciesState;
 }
 
 const KNOWN: ReadonlySet<string> = new Set<LedgerEventType>([
@@ -34,6 +37,10 @@ const KNOWN: ReadonlySet<string> = new Set<LedgerEventType>([
   'BountySubmitted',
   'BountyAwarded',
   'ActionRecorded',
+  'PolicySet',
+  'PolicyChangeCancelled',
+  'SpendReserved',
+  'SpendReleased',
 ]);
 
 /** A ledger entry of a type this build knows, its `data` typed by its `type`: a switch over `type` narrows it. */
@@ -67,6 +74,7 @@ export const ledgerModel: LedgerModel<LedgerState, LedgerCommand, DecisionSeen> 
       bounties: initialBounties(journal),
       actions: initialActions(journal),
       caps: initialCaps(journal),
+      policies: initialPolicies(journal),
     };
   },
   evolve(state, entry) {
@@ -84,7 +92,13 @@ export const ledgerModel: LedgerModel<LedgerState, LedgerCommand, DecisionSeen> 
       case 'BountyAwarded':
         return evolveBounties(state.bounties, state.caps, entry);
       case 'ActionRecorded':
+        if (entry.data.reservation !== undefined) settleReservation(state.policies, entry.actor, entry.data.reservation);
         return evolveActions(state.actions, entry);
+      case 'PolicySet':
+      case 'PolicyChangeCancelled':
+      case 'SpendReserved':
+      case 'SpendReleased':
+        return evolvePolicies(state.policies, entry);
       default: {
         const never: never = entry;
         return never;
@@ -102,9 +116,14 @@ export const ledgerModel: LedgerModel<LedgerState, LedgerCommand, DecisionSeen> 
       case 'PostBounty':
       case 'SubmitWork':
       case 'AwardBounty':
-        return decideBounty(command, state.bounties, state.citizens, state.actions, state.caps, now);
+        return decideBounty(command, state.bounties, state.citizens, state.actions, state.caps, state.policies, now);
       case 'RecordAction':
-        return decideAction(command, state.actions, state.citizens);
+        return decideAction(command, state.actions, state.citizens, state.policies);
+      case 'SetPolicy':
+      case 'CancelPolicyChange':
+      case 'ReserveSpend':
+      case 'ReleaseSpend':
+        return decidePolicy(command, state.policies);
       case 'RegisterTreasury':
         return decideTreasury(command, state.citizens);
       default: {
@@ -124,10 +143,12 @@ export const ledgerModel: LedgerModel<LedgerState, LedgerCommand, DecisionSeen> 
     bounties: snapshotBounties(state.bounties),
     actions: snapshotActions(state.actions),
     caps: state.caps.toJSON(),
+    policies: snapshotPolicies(state.policies),
   }),
   restore(json) {
     const journal = new Journal();
-    const parts = json as { citizens: unknown; posts: unknown; bounties: unknown; actions: unknown; caps: Array<[string, { day: string; used: number }]> };
+    // A snapshot taken before spending policies existed has none, which is what its ledger held.
+    const parts = json as { citizens: unknown; posts: unknown; bounties: unknown; actions: unknown; caps: Array<[string, { day: string; used: number }]>; policies?: unknown };
     return {
       journal,
       citizens: restoreCitizens(journal, parts.citizens),
@@ -135,6 +156,7 @@ export const ledgerModel: LedgerModel<LedgerState, LedgerCommand, DecisionSeen> 
       bounties: restoreBounties(journal, parts.bounties),
       actions: restoreActions(journal, parts.actions),
       caps: initialCaps(journal, parts.caps),
+      policies: initialPolicies(journal, parts.policies),
     };
   },
 };

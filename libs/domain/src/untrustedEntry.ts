@@ -28,6 +28,10 @@ export function untrustedOfEntry(type: string, data: unknown): UntrustedMark | u
     case 'VoteCast':
     case 'PostFlagged':
     case 'BountyAwarded':
+    case 'PolicySet':
+    case 'PolicyChangeCancelled':
+    case 'SpendReserved':
+    case 'SpendReleased':
       return undefined;
     default: {
       const never: never = known;

@@ -209,6 +209,7 @@ export async function buildRuntime(configured: Config, log: Logger, options: Run
       store,
       walletSecret: async (agentId) => (await vault.walletSecret(agentId)) ?? (await treasurySecret(agentId)),
       log,
+      clock: options.clock ?? Date.now,
     }),
     doorbells,
     media,

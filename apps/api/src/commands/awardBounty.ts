@@ -3,6 +3,7 @@ import { solToLamports } from '@svc/chain';
 import { Rejected, planAward, type AwardPlan } from '@svc/domain';
 import type { OutboxRow } from '@svc/vault';
 import { runHeldAction, type HeldRequest } from './heldAction';
+import { networkFees } from './trade';
 import { actionReply } from './transfer';
 import type { Services } from '../services';
 
@@ -67,6 +68,7 @@ export async function awardBounty(services: Services, agentId: string, input: Aw
       transaction: { instructions: [SystemProgram.transfer({ fromPubkey: new PublicKey(plan.poster.wallet), toPubkey: new PublicKey(plan.winner.wallet), lamports })] },
     },
     funds: { lamports },
+    spend: { lamports, feeLamports: networkFees(0n), recipient: { wallet: plan.winner.wallet, handle: plan.winner.handle } },
   };
   const outcome = await runHeldAction(services, request, {
     // The bounty may have been awarded (and its hold settled) between the first look and the reservation.

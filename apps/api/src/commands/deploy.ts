@@ -14,7 +14,7 @@ import type { Services } from '../services';
 import { hostDeployMetadata } from '../tokens/media';
 import { deployTableOrRefuse } from '../treasury/deployTable';
 import { defaultShares, shareFees, type FeeSharing } from './share';
-import { beforeSending, traderOf } from './trade';
+import { beforeSending, networkFees, traderOf } from './trade';
 import { actionReply, type ActionReply } from './transfer';
 
 /** What a deploy needs beside the dev buy: the mint, curve and token accounts' rent, and the fees ("about 0.03 SOL"). */
@@ -126,6 +126,7 @@ export async function deploy(services: Services, agentId: string, input: DeployI
     // The mint is the reference: no key is added.
     build: { kind: 'instructions', transaction: { instructions: built.instructions, signers: [mint], reference: mint.publicKey, lookupTables: await lookupTablesFor(services, trader.owner, built.instructions) } },
     funds: { lamports: needed },
+    spend: { lamports: devBuy, feeLamports: networkFees(request.priorityLamports) },
   });
   const reply = actionReply(created);
   const deployed = created.summary as typeof summary;

@@ -4,6 +4,7 @@ import { Rejected } from '@svc/domain';
 import { generateWallet, isWalletPublicKey, newApiKey } from '@svc/vault';
 import { newUlid } from '../http/ids';
 import type { Services } from '../services';
+import { defaultPolicy } from './policy';
 
 export type RegisterInput = RequestOf<typeof registerBody>;
 
@@ -42,6 +43,7 @@ export async function registerCitizen(services: Services, input: RegisterInput) 
   const outcome = await services.writer.execute({
     type: 'RegisterCitizen',
     data: { agent_id: agentId, handle: input.handle, model: input.model, bio: input.bio, wallet, custody: input.custody },
+    policy: defaultPolicy(services.config),
   });
   if (!outcome.ok) {
     await services.vault.removeCredential(agentId);

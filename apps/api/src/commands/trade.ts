@@ -32,6 +32,14 @@ export type SellInput = RequestOf<typeof sellBody> & { idempotencyKey?: string }
 
 export type QuoteInput = RequestOf<typeof quoteQuery>;
 
+/** A signature's network fee, which a day cap counts beside the priority fee. */
+const SIGNATURE_FEE_LAMPORTS = 5_000n;
+
+/** The network fees an action signed by the citizen alone may pay: what a spending policy's day cap counts. */
+export function networkFees(priorityLamports: bigint): bigint {
+  return SIGNATURE_FEE_LAMPORTS + priorityLamports;
+}
+
 /** The citizen at the ledger head, with its wallet as a key. */
 export async function traderOf(services: Services, agentId: string): Promise<Citizen & { owner: PublicKey }> {
   const citizen = (await services.writer.read((state) => state.citizens.byId.get(agentId)))!;
@@ -84,7 +92,7 @@ export async function runTrade(
   action: 'buy' | 'sell' | 'burn' | 'swap',
   input: { execute: boolean; idempotencyKey?: string },
   summary: Record<string, unknown>,
-  steps: Pick<ActionRequest, 'build' | 'funds'>,
+  steps: Pick<ActionRequest, 'build' | 'funds' | 'spend'>,
 ): Promise<ActionReply> {
   const { agentId, wallet } = trader;
   const outcome = await services.pipeline.run({
@@ -129,9 +137,11 @@ export async function buy(services: Services, agentId: string, input: BuyInput):
     quoted_tokens: rawToUi(quote.outRaw, venue.mint.decimals),
     min_tokens: rawToUi(quote.minOutRaw, venue.mint.decimals),
   };
+  const priorityLamports = solToLamports(input.priority_fee_sol);
   return runTrade(services, trader, 'buy', input, summary, {
-    build: { kind: 'trade', venue, quote, options: { priorityLamports: solToLamports(input.priority_fee_sol) } },
+    build: { kind: 'trade', venue, quote, options: { priorityLamports } },
     funds: { lamports: spend + venue.openingRent(), balance: venue.userLamports },
+    spend: { lamports: spend, feeLamports: networkFees(priorityLamports), mint: mint.toBase58() },
   });
 }
 
@@ -201,6 +211,13 @@ async function decimalsOf(connection: Connection, mint: PublicKey): Promise<Mint
   return mint.equals(SOL_MINT) ? undefined : beforeSending(mintInfo(connection, mint));
 }
 
+/** What `raw` of `mint` is worth in SOL, by the aggregator's quote: the swap input a day cap counts. */
+async function solValueOf(services: Services, mint: PublicKey, raw: bigint, info: MintInfo | undefined): Promise<bigint> {
+  if (!info) return raw;
+  const quoted = await beforeSending(services.chain.aggregator.quote(mint, SOL_MINT, raw, 0));
+  return BigInt(quoted.outAmount);
+}
+
 /** POST /api/v1/swap: any mint to any mint through the aggregator, coin to coin routed through SOL when it must. */
 export async function swap(services: Services, agentId: string, input: SwapInput): Promise<ActionReply> {
   const trader = await traderOf(services, agentId);
@@ -223,8 +240,16 @@ export async function swap(services: Services, agentId: string, input: SwapInput
     min_out: rawToUi(BigInt(quoted.otherAmountThreshold), outDecimals),
     price_impact_pct: Number(quoted.priceImpactPct) * 100,
   };
+  const priorityLamports = solToLamports(input.priority_fee_sol);
+  const intoSol = outputMint.equals(SOL_MINT);
   return runTrade(services, trader, 'swap', input, summary, {
-    build: { kind: 'swap', quote: quoted, priorityLamports: solToLamports(input.priority_fee_sol) },
+    build: { kind: 'swap', quote: quoted, priorityLamports },
     funds: { lamports: (inInfo ? 0n : raw) + FIRST_TRADE_RENT },
+    spend: {
+      lamports: intoSol ? BigInt(quoted.outAmount) : await solValueOf(services, inputMint, raw, inInfo),
+      feeLamports: networkFees(priorityLamports),
+      // Back into SOL buys no coin: allowed_mints never keeps a citizen from leaving a position.
+      ...(intoSol ? {} : { mint: outputMint.toBase58() }),
+    },
   });
 }

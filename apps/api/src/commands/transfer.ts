@@ -5,6 +5,7 @@ import { ChainError, isRpcUnreachable, mintInfo, parsePublicKey, rawToUi, tokenT
 import type { RequestOf, transferBody } from '@svc/contracts';
 import { Rejected, type Citizen } from '@svc/domain';
 import type { Services } from '../services';
+import { networkFees } from './trade';
 
 export const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 const HANDLE = /^[A-Za-z0-9_-]{2,31}$/;
@@ -13,18 +14,21 @@ const SOL_DECIMALS = 9;
 export type TransferInput = RequestOf<typeof transferBody> & { idempotencyKey?: string };
 
 /** `to` as a wallet: a citizen's handle or agent id at the ledger head, or any base58 address. */
-async function recipientOf(services: Services, to: string): Promise<{ wallet: PublicKey; agentId: string | null }> {
+async function recipientOf(services: Services, to: string): Promise<{ wallet: PublicKey; agentId: string | null; handle: string | null }> {
   const citizen = await services.writer.read((state): Citizen | undefined => {
     const byHandle = HANDLE.test(to) ? state.citizens.byHandle.get(to.toLowerCase()) : undefined;
     const id = byHandle ?? (to.startsWith('agent_') ? to : undefined);
     return id ? state.citizens.byId.get(id) : undefined;
   });
-  if (citizen) return { wallet: new PublicKey(citizen.wallet), agentId: citizen.agentId };
+  if (citizen) return { wallet: new PublicKey(citizen.wallet), agentId: citizen.agentId, handle: citizen.handle };
   // Base58 keys are 32-44 characters; anything shorter that looks like a handle is a citizen that does not exist.
   if (to.startsWith('agent_') || (HANDLE.test(to) && to.length < 32)) throw new Rejected('not_found', `no citizen ${to}`, { field: 'to' });
   const wallet = parsePublicKey(to, 'to');
-  const agentId = await services.writer.read((state) => state.citizens.byWallet.get(wallet.toBase58()) ?? null);
-  return { wallet, agentId };
+  const owner = await services.writer.read((state) => {
+    const id = state.citizens.byWallet.get(wallet.toBase58());
+    return id === undefined ? undefined : state.citizens.byId.get(id);
+  });
+  return { wallet, agentId: owner?.agentId ?? null, handle: owner?.handle ?? null };
 }
 
 function memoInstruction(memo: string, signer: PublicKey): TransactionInstruction {
@@ -99,6 +103,8 @@ export async function transfer(services: Services, agentId: string, input: Trans
       },
     },
     funds: fundsOf(raw, mint && info ? { mint, programId: info.programId, decimals: info.decimals, to } : undefined),
+    // A token transfer moves no SOL, but its recipient is still one the policy must allow.
+    spend: { lamports: mint ? 0n : raw, feeLamports: networkFees(0n), recipient: { wallet: to.toBase58(), handle: recipient.handle } },
   });
   return actionReply(outcome);
 }

@@ -31,6 +31,7 @@ const STATUS: Record<string, number> = {
   not_poster: 403,
   not_creator: 403,
   faucet_unavailable: 403,
+  policy_limit: 403,
   not_found: 404,
   unknown_mint: 404,
   method_not_allowed: 405,

@@ -49,7 +49,7 @@ export type RouteResult =
 
 /** One row of the spec's endpoint tables: how it is reached, what it accepts, what it does. */
 export interface RouteSpec {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** OpenAPI-style path, e.g. `/api/v1/agents/{handle}`. */
   path: string;
   auth: Auth;

@@ -59,6 +59,8 @@ const TOOL_ROUTES: ReadonlyArray<readonly [name: string, route: string, note?: s
   ['doorbell_remove', 'DELETE /api/v1/doorbell'],
   ['doorbell_deliveries', 'GET /api/v1/doorbell/deliveries'],
   ['doorbell_replay', 'POST /api/v1/doorbell/replay'],
+  ['policy', 'GET /api/v1/policy'],
+  ['policy_set', 'PUT /api/v1/policy'],
 ];
 
 export const TOOL_PREFIX = 'svc_';
@@ -152,7 +154,10 @@ export function sharedArguments(routes: RouteSpec[]): Map<string, string> {
 }
 
 /** The codes every tool of this kind may answer, said once in the conventions rather than on each tool. */
-const commonCodes = (route: RouteSpec): Set<string> => new Set(pipelineCodes(route));
+/** Said once in the instructions, for every tool whose endpoint checks the caller's spending policy. */
+export const POLICY_CODE = 'policy_limit';
+
+const commonCodes = (route: RouteSpec): Set<string> => new Set([...pipelineCodes(route), POLICY_CODE]);
 
 function describe(name: string, route: RouteSpec, note: string | undefined): string {
   const purpose = route.summary.endsWith('.') ? route.summary : `${route.summary}.`;
@@ -205,6 +210,7 @@ function annotationsOf(name: string, route: RouteSpec): ToolAnnotations {
     case 'get':
       return { readOnlyHint: true, ...closedWorld };
     case 'delete':
+    case 'put':
       return { idempotentHint: true, ...closedWorld };
     case 'post':
       return { ...(DESTRUCTIVE.has(name) ? {} : { destructiveHint: false as const }), ...closedWorld };

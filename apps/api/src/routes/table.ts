@@ -60,6 +60,8 @@ import healthz from './ops/healthz';
 import metrics from './ops/metrics';
 import readyz from './ops/readyz';
 import media from './tokens/media';
+import getPolicy from './policy/getPolicy';
+import setPolicy from './policy/setPolicy';
 
 /** Every route the server dispatches: the one list behind express, /api/v1/surface and /openapi.json. */
 export function routeTable(): RouteSpec[] {
@@ -112,6 +114,8 @@ export function routeTable(): RouteSpec[] {
     getNotes,
     deleteNote,
     rotate,
+    getPolicy,
+    setPolicy,
     ws,
     surface,
     openapi,

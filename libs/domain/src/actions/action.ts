@@ -40,6 +40,8 @@ export interface ActionRecordedData {
   wallet: string;
   /** Action-specific public facts (amounts, mint, counterparty, bounty). */
   details: Record<string, unknown>;
+  /** The day-cap reservation this action spends, when a spending policy held one for it. */
+  reservation?: string;
 }
 
 export type ActionEvent = { type: 'ActionRecorded'; actor: string; data: ActionRecordedData };

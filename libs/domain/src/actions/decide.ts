@@ -1,12 +1,16 @@
 import type { Decision } from '@svc/ledger/model';
 import type { CitizensState } from '../citizens/citizen';
+import type { PoliciesState } from '../policy/policy';
 import { isReservedHandle } from '../treasury/treasury';
 import type { ActionRecordedData, ActionsState } from './action';
 
-/** Sent once a transaction confirmed on-chain: records it, with its signature, as the action it was built for. */
-export type ActionCommand = { type: 'RecordAction'; agentId: string; data: ActionRecordedData };
+/**
+ * Sent once a transaction confirmed on-chain: records it, with its signature, as the action it was built for.
+ * `reservation` names the outbox row, whose day-cap reservation (if a policy made one) the record settles.
+ */
+export type ActionCommand = { type: 'RecordAction'; agentId: string; data: ActionRecordedData; reservation?: string };
 
-export function decideAction(command: ActionCommand, state: ActionsState, citizens: CitizensState): Decision {
+export function decideAction(command: ActionCommand, state: ActionsState, citizens: CitizensState, policies: PoliciesState): Decision {
   switch (command.type) {
     case 'RecordAction': {
       const { agentId, data } = command;
@@ -21,7 +25,8 @@ export function decideAction(command: ActionCommand, state: ActionsState, citize
       if (data.action === 'buyback' && !isReservedHandle(citizen.handle)) {
         return { ok: false, rejection: { code: 'invalid_request', message: 'only @treasury records buybacks' } };
       }
-      return { ok: true, events: [{ type: 'ActionRecorded', actor: agentId, data: { ...data } }] };
+      const reservation = command.reservation !== undefined && policies.spending.get(agentId)?.open[command.reservation] ? { reservation: command.reservation } : {};
+      return { ok: true, events: [{ type: 'ActionRecorded', actor: agentId, data: { ...data, ...reservation } }] };
     }
     default: {
       const never: never = command.type;

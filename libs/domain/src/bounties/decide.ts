@@ -2,13 +2,14 @@ import type { Decision, Rejection } from '@svc/ledger/model';
 import type { ActionsState } from '../actions/action';
 import { overCap, type CapsState } from '../caps/dailyCaps';
 import type { Citizen, CitizensState } from '../citizens/citizen';
+import type { PoliciesState } from '../policy/policy';
 import type { BountiesState } from './bounty';
 
 export type BountyCommand =
   | { type: 'PostBounty'; agentId: string; data: { bounty_id: string; title: string; body: string; reward_sol: number; mint: string | null } }
   | { type: 'SubmitWork'; agentId: string; data: { bounty_id: string; submission_id: string; body: string } }
-  /** Sent after the payment confirmed on-chain: records the payment and closes the bounty. */
-  | { type: 'AwardBounty'; agentId: string; data: { bounty_id: string; submission_id: string; signature: string } };
+  /** Sent after the payment confirmed on-chain: records the payment (settling what a spending policy reserved for it) and closes the bounty. */
+  | { type: 'AwardBounty'; agentId: string; data: { bounty_id: string; submission_id: string; signature: string }; reservation?: string };
 
 const reject = (rejection: Rejection): Decision => ({ ok: false, rejection });
 
@@ -53,7 +54,15 @@ export function planAward(
   return { ok: true, plan: { poster, winner, rewardSol: bounty.rewardSol } };
 }
 
-export function decideBounty(command: BountyCommand, state: BountiesState, citizens: CitizensState, actions: ActionsState, caps: CapsState, at: number): Decision {
+export function decideBounty(
+  command: BountyCommand,
+  state: BountiesState,
+  citizens: CitizensState,
+  actions: ActionsState,
+  caps: CapsState,
+  policies: PoliciesState,
+  at: number,
+): Decision {
   switch (command.type) {
     case 'PostBounty': {
       const { data, agentId } = command;
@@ -83,6 +92,7 @@ export function decideBounty(command: BountyCommand, state: BountiesState, citiz
       const planned = planAward(state, citizens, agentId, data.bounty_id, data.submission_id);
       if (!planned.ok) return reject(planned.rejection);
       const { poster, winner, rewardSol } = planned.plan;
+      const reservation = command.reservation !== undefined && policies.spending.get(agentId)?.open[command.reservation] ? { reservation: command.reservation } : {};
       return {
         ok: true,
         events: [
@@ -94,6 +104,7 @@ export function decideBounty(command: BountyCommand, state: BountiesState, citiz
               signature: data.signature,
               wallet: poster.wallet,
               details: { to: winner.wallet, to_agent_id: winner.agentId, amount_sol: rewardSol, bounty_id: data.bounty_id },
+              ...reservation,
             },
           },
           {

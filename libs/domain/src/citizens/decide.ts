@@ -1,9 +1,13 @@
 import type { Decision } from '@svc/ledger/model';
 import { isReservedHandle } from '../treasury/treasury';
+import type { Policy } from '../policy/policy';
 import type { CitizenRegisteredData, CitizensState } from './citizen';
 
-/** Ids, keys and the wallet are made by the caller, so deciding stays pure and replayable. */
-export type CitizenCommand = { type: 'RegisterCitizen'; data: CitizenRegisteredData };
+/**
+ * Ids, keys and the wallet are made by the caller, so deciding stays pure and replayable. `policy` is the
+ * operator's default spending policy, set in force with the registration.
+ */
+export type CitizenCommand = { type: 'RegisterCitizen'; data: CitizenRegisteredData; policy?: Policy };
 
 export function decideCitizen(command: CitizenCommand, state: CitizensState): Decision {
   switch (command.type) {
@@ -21,7 +25,9 @@ export function decideCitizen(command: CitizenCommand, state: CitizensState): De
       if (state.byId.has(data.agent_id)) {
         return { ok: false, rejection: { code: 'invalid_request', message: `agent id ${data.agent_id} exists` } };
       }
-      return { ok: true, events: [{ type: 'CitizenRegistered', actor: data.agent_id, data: { ...data } }] };
+      const registered = { type: 'CitizenRegistered', actor: data.agent_id, data: { ...data } };
+      if (!command.policy) return { ok: true, events: [registered] };
+      return { ok: true, events: [registered, { type: 'PolicySet', actor: data.agent_id, data: { policy: { ...command.policy }, pending: null } }] };
     }
     default: {
       const never: never = command.type;

@@ -20,7 +20,7 @@ export default defineRoute({
   params: bountyParams,
   body: awardBody,
   response: awardResponse,
-  errors: ['not_found', 'not_poster', 'bounty_closed', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
+  errors: ['not_found', 'not_poster', 'bounty_closed', 'insufficient', 'send_failed', 'tx_failed', 'unavailable', 'policy_limit'],
   async handle({ body, params, agentId, idempotencyKey }, services) {
     return { body: await awardBounty(services, agentId, { bountyId: params.id, submissionId: body.submission_id, execute: body.execute, idempotencyKey }) };
   },

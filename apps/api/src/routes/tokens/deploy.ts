@@ -20,7 +20,7 @@ export default defineRoute({
   body: deployBody,
   response: deployResponse,
   status: 201,
-  errors: ['invalid_request', 'insufficient', 'send_failed', 'tx_failed', 'unavailable', 'treasury_unfunded'],
+  errors: ['invalid_request', 'insufficient', 'send_failed', 'tx_failed', 'unavailable', 'treasury_unfunded', 'policy_limit'],
   async handle({ body, agentId, idempotencyKey }, services) {
     return { status: 201, body: await deploy(services, agentId, { ...body, idempotencyKey }) };
   },

@@ -13,7 +13,7 @@ export default defineRoute({
     'quote less `slippage_bps` (default 100) is the floor on the output, enforced on-chain.',
   body: swapBody,
   response: swapResponse,
-  errors: ['invalid_pubkey', 'unknown_mint', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
+  errors: ['invalid_pubkey', 'unknown_mint', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable', 'policy_limit'],
   async handle({ body, agentId, idempotencyKey }, services) {
     return { body: await swap(services, agentId, { ...body, idempotencyKey }) };
   },

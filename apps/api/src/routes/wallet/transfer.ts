@@ -18,7 +18,7 @@ export default defineRoute({
     'Idempotency-Key never transfers twice.',
   body: transferBody,
   response: transferResponse,
-  errors: ['invalid_pubkey', 'not_found', 'unknown_mint', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable'],
+  errors: ['invalid_pubkey', 'not_found', 'unknown_mint', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable', 'policy_limit'],
   async handle({ body, agentId, idempotencyKey }, services) {
     return { body: await transfer(services, agentId, { ...body, idempotencyKey }) };
   },
