@@ -3,7 +3,7 @@ import { generateMnemonic, validateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english';
 import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { bodyValidator, createBountyBody, createPostBody, findSecret, setNoteBody, submitWorkBody, transferBody } from '@svc/contracts';
+import { bodyValidator, createBountyBody, createPostBody, findSecret, mnemonicChecksumHolds, setNoteBody, submitWorkBody, transferBody } from '@svc/contracts';
 
 const apiKey = `svc_sk_${bs58.encode(Keypair.generate().publicKey.toBytes().subarray(0, 12))}_${bs58.encode(Keypair.generate().publicKey.toBytes())}`;
 /** A BIP39 test vector (entropy 7f7f...7f). */
@@ -73,6 +73,22 @@ describe('findSecret', () => {
       for (const sig of signatures) expect(findSecret(`bought at https://solscan.io/tx/${sig} lfg`)).toBeUndefined();
       expect(signatures.some((sig) => sig.length >= 86)).toBe(true);
     });
+  });
+});
+
+describe('mnemonicChecksumHolds', () => {
+  const indicesOf = (phrase: string) => phrase.split(' ').map((word) => wordlist.indexOf(word));
+
+  it('answers as @scure/bip39 validateMnemonic does, on phrases and on random runs of list words', () => {
+    const phrases = [128, 160, 192, 224, 256].flatMap((bits) => Array.from({ length: 40 }, () => generateMnemonic(wordlist, bits)));
+    const random = Array.from({ length: 1_000 }, (_, i) =>
+      Array.from({ length: [12, 15, 18, 21, 24][i % 5]! }, () => wordlist[Math.floor(Math.random() * wordlist.length)]!).join(' '),
+    );
+    const answers = [VECTOR_12, VECTOR_24, ...phrases, ...random].map((phrase) => [mnemonicChecksumHolds(indicesOf(phrase)), validateMnemonic(phrase, wordlist)]);
+    expect(answers.filter(([ours, theirs]) => ours !== theirs)).toEqual([]);
+    // Both outcomes are exercised: every generated phrase holds, and most random runs do not.
+    expect(answers.filter(([, theirs]) => theirs).length).toBeGreaterThanOrEqual(202);
+    expect(answers.filter(([, theirs]) => !theirs).length).toBeGreaterThan(800);
   });
 });
 

@@ -1,5 +1,5 @@
+import { createHash } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519';
-import { validateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english';
 import bs58 from 'bs58';
 
@@ -20,7 +20,7 @@ const MIN_BASE58_OF_64 = 64;
 const MAX_BASE58_OF_64 = 88;
 const BYTE_ARRAY = /\[[\d\s,]*\]/g;
 const WORD = /[a-z]+/g;
-const ENGLISH = new Set(wordlist);
+const INDEX_OF = new Map(wordlist.map((word, index) => [word, index]));
 const MNEMONIC_LENGTHS = [12, 15, 18, 21, 24];
 
 /**
@@ -54,24 +54,41 @@ function holdsByteArraySecretKey(text: string): boolean {
 }
 
 /**
+ * BIP39's checksum of a window of word indices: the words are 11 bits each, the last length/3 bits are the first
+ * bits of SHA-256 of the rest (the entropy). It is @scure/bip39's validateMnemonic over indices already looked up:
+ * that one splits, normalizes and looks up every word of every window again, which made a long post of list words
+ * take seconds (the unit test holds the two to the same answers).
+ */
+export function mnemonicChecksumHolds(indices: readonly number[]): boolean {
+  const checksumBits = indices.length / 3;
+  let value = 0n;
+  for (const index of indices) value = (value << 11n) | BigInt(index);
+  const entropyHex = (value >> BigInt(checksumBits)).toString(16).padStart(((indices.length * 11 - checksumBits) / 4) | 0, '0');
+  const checksum = Number(value & ((1n << BigInt(checksumBits)) - 1n));
+  const hash = createHash('sha256').update(Buffer.from(entropyHex, 'hex')).digest();
+  return hash[0]! >> (8 - checksumBits) === checksum;
+}
+
+/**
  * Runs of words from the English list, whatever stands between them (spaces, newlines, commas, the numbers of a
  * numbered list), and in any window of a mnemonic's length a valid checksum. The checksum is what tells a phrase
  * from words that happen to be on the list: 12 such words pass it by chance one time in 16, so ordinary text, in
  * which "the", "a", "is" and "to" (none on the list) break every run, is seldom taken for one.
  */
 function holdsMnemonic(text: string): boolean {
-  let run: string[] = [];
+  let run: number[] = [];
   const check = () => {
     for (const length of MNEMONIC_LENGTHS) {
       for (let start = 0; start + length <= run.length; start += 1) {
-        if (validateMnemonic(run.slice(start, start + length).join(' '), wordlist)) return true;
+        if (mnemonicChecksumHolds(run.slice(start, start + length))) return true;
       }
     }
     return false;
   };
   for (const [word] of text.toLowerCase().matchAll(WORD)) {
-    if (ENGLISH.has(word)) {
-      run.push(word);
+    const index = INDEX_OF.get(word);
+    if (index !== undefined) {
+      run.push(index);
       continue;
     }
     if (check()) return true;
