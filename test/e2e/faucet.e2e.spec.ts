@@ -51,6 +51,8 @@ describe('POST /api/v1/faucet: test SOL into the caller’s wallet', () => {
     for (const [body, field] of [
       [{ sol: 10.5 }, 'sol'],
       [{ sol: 0 }, 'sol'],
+      // Less than a lamport would be an airdrop of nothing.
+      [{ sol: 1e-12 }, 'sol'],
       [{ sol: -1 }, 'sol'],
       [{ sol: '2' }, 'sol'],
       [{ sol: 1, to: 'someone' }, 'to'],

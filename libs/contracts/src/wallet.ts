@@ -49,7 +49,8 @@ export const faucetBody = {
   properties: {
     sol: {
       type: 'number',
-      exclusiveMinimum: 0,
+      // One lamport: less would round to an airdrop of nothing, which the cluster refuses.
+      minimum: 0.000000001,
       maximum: FAUCET_MAX_SOL,
       default: 2,
       description: `test SOL to airdrop into your wallet: more than 0, at most ${FAUCET_MAX_SOL}, to the lamport (9 decimals)`,

@@ -108,7 +108,14 @@ export async function faucet(services: Services, agentId: string, input: FaucetI
   if (!grant.receipt) await confirmed(services, grant, airdrop);
   const ledger = await recorded(services, grant, citizen.wallet, airdrop.signature);
   const balance = await balanceLamports(services.chain.connection, citizen.wallet).catch((error: unknown) => {
-    throw chainRefusal(error);
+    // Not chainRefusal's "nothing arrived": the SOL is there and recorded; a retry under the key only reads again.
+    if (!(error instanceof SolanaJSONRPCError || isRpcUnreachable(error))) throw error;
+    throw new Rejected(
+      'unavailable',
+      `the airdrop ${airdrop.signature} arrived and is on the ledger at seq ${ledger.seq}, but the wallet's balance could not be read; retry with the same Idempotency-Key for the whole reply`,
+      { signature: airdrop.signature },
+      5,
+    );
   });
   return { signature: airdrop.signature, sol: lamportsToSol(grant.lamports), wallet: citizen.wallet, balance_sol: lamportsToSol(balance), ledger };
 }
