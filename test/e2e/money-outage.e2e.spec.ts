@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { LAMPORTS_PER_SOL, PublicKey, SystemProgram, type Connection } from '@solana/web3.js';
+import { ActionPipeline, type ActionRequest } from '@svc/actions';
+import { Liveness, openDatabase } from '@svc/readmodel';
+import { ChainOutbox } from '@svc/vault';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens';
 import { freshDatabase, tempDir, testConfig, type FreshDatabase } from '../support/env';
@@ -120,13 +123,21 @@ describe('the money path through a PostgreSQL outage and a Redis kill', () => {
     await until('transfers after the outage', SETTLE_MS, () => (transfers.filter((t) => (t.finalAt ?? 0) > outageEndedAt!).length >= 12 ? true : undefined));
     stopping = true;
     await Promise.all(clients);
+    const openRows = () =>
+      server.services.database.db.selectFrom('vault.chain_outbox').selectAll().where('state', 'in', ['reserved', 'unsigned', 'sent']).execute();
     const settledAt = await until('every request answered and the outbox settled', SETTLE_MS, async () => {
-      const open = await server.services.database.db
+      const open = await openRows();
+      return open.length === 0 && transfers.every((t) => t.finalAt) ? Date.now() : undefined;
+    }).catch(async (error: Error) => {
+      // Which requests were left and where their rows stand say which path hung.
+      const unanswered = transfers.filter((t) => !t.finalAt).map((t) => ({ key: t.key, replies: t.replies.length, last: t.replies.at(-1)?.body }));
+      const rows = await server.services.database.db
         .selectFrom('vault.chain_outbox')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('state', 'in', ['reserved', 'unsigned', 'sent'])
-        .executeTakeFirstOrThrow();
-      return Number(open.n) === 0 && transfers.every((t) => t.finalAt) ? Date.now() : undefined;
+        .select(['id', 'state', 'holder', 'lease_until', 'idempotency_key', 'updated_at'])
+        .where((eb) => eb.or([eb('state', 'in', ['reserved', 'unsigned', 'sent']), ...unanswered.map((u) => eb('idempotency_key', 'like', `${u.key}:%`))]))
+        .execute()
+        .catch((e: unknown) => String(e));
+      throw new Error(`${error.message}\nunanswered: ${JSON.stringify(unanswered)}\ntheir rows and the open ones: ${JSON.stringify(rows)}`);
     });
     const interrupted = transfers.filter((t) => t.replies.length !== 1 || t.replies[0]!.status !== 200);
     const recoveredMs = Math.max(0, settledAt - outageEndedAt, ...interrupted.map((t) => (t.finalAt ?? Infinity) - outageEndedAt!));
@@ -172,6 +183,52 @@ describe('the money path through a PostgreSQL outage and a Redis kill', () => {
       unrecorded_spends: unrecorded.length,
     };
   }
+
+  it('gives back a row it reserved when the database went away before signing, as soon as the database is back', async () => {
+    // A pipeline of its own whose outbox goes through a second proxy while its liveness lock stays up: the row it
+    // reserves names a live process and a two-minute lease, so no retry or recovery pass may take it over, and
+    // only the release it owes frees it this soon.
+    const cutProxy = await TcpProxy.to(db.url);
+    const cut = await openDatabase({ url: cutProxy.via(db.url), dataDir: tempDir('money-outage-cut'), poolSize: 2 });
+    const liveness = await Liveness.start(server.services.database);
+    const { services } = server;
+    const pipeline = new ActionPipeline({
+      chain: () => services.chain,
+      outbox: await new ChainOutbox(cut, 'vault', liveness).init(),
+      writer: services.writer,
+      store: services.store,
+      walletSecret: (agentId) => services.vault.walletSecret(agentId),
+      clock: Date.now,
+      log: services.log,
+    });
+    try {
+      const [from, to] = [citizens[0]!, citizens[1]!];
+      const request: ActionRequest = {
+        action: 'transfer',
+        agentId: from.id,
+        wallet: from.wallet,
+        sign: true,
+        idempotencyKey: `release-${randomBytes(6).toString('hex')}`,
+        record: { type: 'RecordAction', agentId: from.id, data: { action: 'transfer', wallet: from.wallet, details: {} } },
+        summary: {},
+        build: { kind: 'instructions', transaction: { instructions: [SystemProgram.transfer({ fromPubkey: new PublicKey(from.wallet), toPubkey: new PublicKey(to.wallet), lamports: nextLamports++ })] } },
+      };
+      const reserved = await pipeline.reserve(request);
+      if (reserved.kind !== 'reserved') throw new Error(`expected a reserved row, got ${reserved.kind}`);
+      await cutProxy.stop();
+      // Signing stores the signed row first: the attempt fails, and its release cannot reach the database either.
+      await expect(pipeline.perform(reserved)).rejects.toThrow();
+      await cutProxy.start();
+      const again = await until('a retry under the key to get its row again', 10_000, () => pipeline.reserve(request).catch(() => undefined));
+      expect(again.kind).toBe('reserved');
+      if (again.kind === 'reserved') await pipeline.release(again);
+    } finally {
+      pipeline.close();
+      await liveness.stop();
+      await cut.close();
+      await cutProxy.stop();
+    }
+  }, 60_000);
 
   const outages: Array<[string, () => { name: string; begin(): Promise<void>; end(): Promise<void> }]> = [
     ['PostgreSQL stopped', () => ({ name: 'pg', begin: () => proxy.stop(), end: () => proxy.start() })],

@@ -13,6 +13,7 @@ import {
   type SignedTransaction,
 } from '@svc/chain';
 import { Rejected } from '@svc/domain';
+import { OwedWrites } from '@svc/readmodel';
 import type { ChainOutbox, OutboxRow } from '@svc/vault';
 import { messageHash } from './handout';
 import { OutboxRecovery, type Recovered } from './recovery';
@@ -31,6 +32,9 @@ const SLOT_MARGIN = 150;
 
 /** How long a day-cap reservation holds if nothing settles it: past the lease, recovery has found the action's end. */
 const SPEND_HOLD_MS = 2 * ACTION_LEASE_MS;
+
+/** How often a release the database did not take is tried again. */
+const OWED_RETRY_MS = 250;
 
 /** Where a request stands once it asked for its outbox row. */
 export type Reservation =
@@ -59,6 +63,7 @@ export class ActionPipeline {
   private readonly settlement: Settlement;
   private readonly recovery: OutboxRecovery;
   private readonly submissions: Submissions;
+  private readonly owed = new OwedWrites(OWED_RETRY_MS);
 
   constructor(private readonly deps: PipelineDeps) {
     this.settlement = new Settlement(deps);
@@ -125,10 +130,26 @@ export class ActionPipeline {
     throw new Rejected('unavailable', 'the action could not be reserved; try again', {}, 1);
   }
 
-  /** Gives a reserved row up before anything was signed: its hold and its Idempotency-Key are free again. */
+  /**
+   * Gives a reserved row up before anything was signed: its hold, its Idempotency-Key and what its policy reserved
+   * are free again. When the database is down the release is owed and said again until it is taken: the row names
+   * this live process and a two-minute lease, so no retry or recovery pass would take it over before then.
+   */
   async release(reservation: Extract<Reservation, { kind: 'reserved' }>): Promise<void> {
-    await this.deps.outbox.release(reservation.id, reservation.attemptId).catch((err) => this.deps.log.warn({ err, id: reservation.id }, 'outbox row not released; recovery will'));
-    await this.settlement.freeSpend({ id: reservation.id, agentId: reservation.request.agentId });
+    const row = { id: reservation.id, agentId: reservation.request.agentId };
+    const give = async () => {
+      // Not released: the row moved on (it was signed, and may still land), so what it spends stays reserved.
+      if (await this.deps.outbox.release(reservation.id, reservation.attemptId)) await this.settlement.freeSpend(row);
+    };
+    await give().catch((err) => {
+      this.deps.log.warn({ err, id: reservation.id }, 'outbox row not released yet: released once the database answers');
+      this.owed.owe(reservation.id, give);
+    });
+  }
+
+  /** Stops retrying owed releases, as a process that dies would (its rows are recovered by the next one). */
+  close(): void {
+    this.owed.close();
   }
 
   async perform(reservation: Extract<Reservation, { kind: 'reserved' }>): Promise<ActionOutcome> {

@@ -105,7 +105,8 @@ export class Settlement {
         throw rejectedOf(row.error ?? { code: 'tx_failed', message: `the ${row.action} failed` });
       case 'reserved':
         if (!row.abandoned) throw new Rejected('unavailable', `this ${row.action} is still being prepared; try again`, {}, 1);
-        await this.deps.outbox.release(row.id, row.attemptId);
+        // Its attempt died before signing: what that attempt reserved of the day cap goes with the row.
+        if (await this.deps.outbox.release(row.id, row.attemptId)) await this.freeSpend(row);
         return undefined;
       case 'unsigned': {
         const settled = await this.settleHandout(row, true);

@@ -3,3 +3,4 @@ export * from './migrate';
 export * from './batcher';
 export * from './lock';
 export * from './liveness';
+export * from './owed';

@@ -229,6 +229,7 @@ export async function buildRuntime(configured: Config, log: Logger, options: Run
     },
     close() {
       closing ??= (async () => {
+        runtime.pipeline.close();
         await runtime.chain.close();
         await writer.saveSnapshot().catch((err) => log.warn({ err }, 'final snapshot failed'));
         await bus.close();

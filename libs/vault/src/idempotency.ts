@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { sql } from 'kysely';
 import { ulid } from 'ulid';
-import { execAll, holderGone, migrate, type Liveness, type Migration, type SqlDatabase } from '@svc/readmodel';
+import { execAll, holderGone, migrate, OwedWrites, type Liveness, type Migration, type SqlDatabase } from '@svc/readmodel';
 import { seal, unseal } from './crypto';
 
 const migrations: Migration[] = [
@@ -149,12 +149,8 @@ export class IdempotencyStore {
   private readonly holding = new Map<string, Holding>();
   /** Retries in this process waiting on a key, woken as soon as its holder here finishes. */
   private readonly waiters = new Map<string, Set<() => void>>();
-  /**
-   * Last words the database did not take (it was down when the request failed): said again until it does. Unsaid,
-   * the key would look held by this live process until its lease ran out, and every retry would wait it out.
-   */
-  private readonly owed = new Map<string, () => Promise<unknown>>();
-  private owedTimer: NodeJS.Timeout | undefined;
+  /** A key's last word that the database did not take (it was down when the request failed). */
+  private readonly owed: OwedWrites;
   private lastPurge = 0;
 
   constructor(
@@ -165,6 +161,7 @@ export class IdempotencyStore {
     this.schema = options.schema ?? 'vault';
     this.liveness = options.liveness;
     this.tuning = { ...IDEMPOTENCY_TUNING, ...options.tuning };
+    this.owed = new OwedWrites(this.tuning.owedRetryMs);
   }
 
   async init(): Promise<this> {
@@ -182,7 +179,7 @@ export class IdempotencyStore {
 
   async begin(scope: string, key: string, requestHash: string, options: { leaseMs?: number; waitMs?: number } = {}): Promise<IdempotencyBegin> {
     this.purgeNowAndThen();
-    await this.payOwed();
+    await this.owed.pay();
     const leaseMs = options.leaseMs ?? this.tuning.leaseMs;
     const deadline = Date.now() + (options.waitMs ?? this.tuning.waitMs);
     let pause = this.tuning.firstPollMs;
@@ -277,34 +274,11 @@ export class IdempotencyStore {
       this.wake(scope, key);
       return result === 1;
     } catch (error) {
-      this.owe(attempt, async () => {
+      this.owed.owe(attempt, async () => {
         await say();
         this.wake(scope, key);
       });
       throw error;
-    }
-  }
-
-  private owe(attempt: string, say: () => Promise<unknown>): void {
-    this.owed.set(attempt, say);
-    if (this.owedTimer) return;
-    this.owedTimer = setInterval(() => void this.payOwed(), this.tuning.owedRetryMs);
-    this.owedTimer.unref();
-  }
-
-  /** Says again what the database did not take; what it still does not take stays owed. */
-  private async payOwed(): Promise<void> {
-    for (const [attempt, say] of [...this.owed]) {
-      try {
-        await say();
-        this.owed.delete(attempt);
-      } catch {
-        return;
-      }
-    }
-    if (this.owed.size === 0 && this.owedTimer) {
-      clearInterval(this.owedTimer);
-      this.owedTimer = undefined;
     }
   }
 
@@ -331,8 +305,7 @@ export class IdempotencyStore {
   /** Stops renewing every lease this store holds, as a process that dies would. */
   close(): void {
     for (const attempt of [...this.holding.keys()]) this.release(attempt);
-    if (this.owedTimer) clearInterval(this.owedTimer);
-    this.owedTimer = undefined;
+    this.owed.close();
   }
 
   private replayOf(scope: string, key: string, row: { status: unknown; response: unknown; secrets_until: unknown; response_without_secrets: unknown }): StoredResponse {
