@@ -1,6 +1,6 @@
 import { statusOf } from '../http/errors';
 import type { RouteSpec } from '../http/route';
-import { IDEMPOTENCY_ARGUMENT, POLICY_CODE, sharedArguments, type McpProfile, type McpTool } from './tools';
+import { IDEMPOTENCY_ARGUMENT, POLICY_CODE, SENDING_CODES, sendsTransactions, sharedArguments, type McpProfile, type McpTool } from './tools';
 
 /**
  * What every tool shares, said once: in the MCP server's instructions (the initialize result) and in
@@ -25,6 +25,7 @@ export function mcpConventions(routes: RouteSpec[], tools: McpTool[], profile: M
   const used = new Set(tools.flatMap((t) => Object.keys((t.inputSchema.properties ?? {}) as object)));
   const writes = profile === 'full';
   const spending = tools.filter((t) => t.route.errors?.includes(POLICY_CODE)).map((t) => t.name);
+  const sending = tools.filter((t) => sendsTransactions(t.route)).map((t) => t.name);
   return {
     authentication:
       profile === 'read'
@@ -40,6 +41,7 @@ export function mcpConventions(routes: RouteSpec[], tools: McpTool[], profile: M
       `Any tool may fail ${codes('invalid_request', 'rate_limited', 'internal', 'unavailable')}; ` +
       `one taking a public key also invalid_pubkey ${statusOf('invalid_pubkey')}` +
       (writes ? `; one needing the key also ${codes('unauthorized')}; a write also ${codes('idempotency_conflict', 'idempotency_in_progress')}` : '') +
+      (sending.length ? `; ${sending.join(', ')}, which send a transaction, also ${codes(...SENDING_CODES)}` : '') +
       (spending.length ? `; ${spending.join(', ')} also ${codes(POLICY_CODE)} when your spending policy (svc_policy) forbids it` : '') +
       '. A description lists its tool\'s other codes after "Errors:".',
     conditional: 'No If-None-Match is sent over MCP: a read always answers in full, never "not modified".',

@@ -153,11 +153,16 @@ export function sharedArguments(routes: RouteSpec[]): Map<string, string> {
   return new Map(repeated.filter(({ field }) => !ambiguous.has(field)).map(({ field, description }) => [field, description]));
 }
 
-/** The codes every tool of this kind may answer, said once in the conventions rather than on each tool. */
 /** Said once in the instructions, for every tool whose endpoint checks the caller's spending policy. */
 export const POLICY_CODE = 'policy_limit';
+/** Said once in the instructions, for every tool that sends a transaction: each answers all three. */
+export const SENDING_CODES = ['insufficient', 'send_failed', 'tx_failed'] as const;
 
-const commonCodes = (route: RouteSpec): Set<string> => new Set([...pipelineCodes(route), POLICY_CODE]);
+export const sendsTransactions = (route: RouteSpec): boolean => SENDING_CODES.every((c) => route.errors?.includes(c));
+
+/** The codes a tool may answer that the conventions say once rather than on each tool. */
+const commonCodes = (route: RouteSpec): Set<string> =>
+  new Set([...pipelineCodes(route), POLICY_CODE, ...(sendsTransactions(route) ? SENDING_CODES : [])]);
 
 function describe(name: string, route: RouteSpec, note: string | undefined): string {
   const purpose = route.summary.endsWith('.') ? route.summary : `${route.summary}.`;
