@@ -3,7 +3,7 @@ import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { MAINNET_GENESIS_HASH } from '@svc/chain';
 import { registerCitizen, type TestCitizen } from '../support/citizens';
 import { call } from '../support/http';
-import { callTool, connectMcp } from '../support/mcp';
+import { callTool, connectMcp, wordsInPlace } from '../support/mcp';
 import { rpcError, rpcResult, withRpcProxy } from '../support/rpcProxy';
 import { embeddedService, type EmbeddedService } from '../support/servers';
 
@@ -119,7 +119,7 @@ describe('POST /api/v1/faucet: test SOL into the caller’s wallet', () => {
       expect(result.structuredContent).toEqual({ ok: true, signature: expect.any(String), sol: 3, wallet: dave.wallet, balance_sol: 3, ledger: { seq: expect.any(Number), hash: expect.any(String) } });
       // The same key over HTTP is the same write: its reply is the tool's result, and nothing more arrives.
       const http = await faucet(dave, { sol: 3 }, { 'Idempotency-Key': key });
-      expect(http.body).toEqual(result.structuredContent);
+      expect(http.body).toEqual(wordsInPlace(result.structuredContent));
       expect(Object.keys(http.body).sort()).toEqual(Object.keys((await faucet(dave, { sol: 1 })).body).sort());
       expect(await lamportsOf(dave.wallet)).toBe(4 * LAMPORTS_PER_SOL);
     } finally {

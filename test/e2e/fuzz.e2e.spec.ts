@@ -11,6 +11,7 @@ import { routeTable } from '../../apps/api/src/routes/table';
 import { airdrop } from '../support/citizens';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
+import { wordsInPlace } from '../support/mcp';
 import { checkedFetch, checkReply } from '../support/openapi';
 
 const typesOf = (schema: JsonSchema) => [schema.type ?? []].flat() as string[];
@@ -326,7 +327,7 @@ describe('every route under random input', () => {
     const { result } = (await res.json()) as { result: ToolResult };
     const { route } = mcpTools(routeTable(), profile).find((t) => t.name === name)!;
     const status = result.isError ? statusOf(result.structuredContent.error!.code) : (route.status ?? 200);
-    checkReply(route.method, `${server.url}${route.path.replace(/\{\w+\}/g, 'x')}`, status, 'application/json', JSON.stringify(result.structuredContent));
+    checkReply(route.method, `${server.url}${route.path.replace(/\{\w+\}/g, 'x')}`, status, 'application/json', JSON.stringify(wordsInPlace(result.structuredContent)));
     return result;
   }
   const refusalOf = (result: ToolResult) => [result.isError ?? false, result.structuredContent.error?.code, result.structuredContent.error?.field];

@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { TestCitizen } from '../support/citizens';
 import { CreatorFeesRig } from '../support/creatorFees';
 import { call } from '../support/http';
-import { callTool, connectMcp, type ToolReply } from '../support/mcp';
+import { callTool, connectMcp, wordsInPlace, type ToolReply } from '../support/mcp';
 
 /** A handed-out transaction, signed by the wallet it names as fee payer, as base64. */
 function signed(transaction: string, signer: Keypair): string {
@@ -43,23 +43,23 @@ describe('MCP: svc_fees, svc_fees_claim and svc_tx_submit', () => {
     const mcp = await mcpFor(dev);
 
     const fees = await tool(mcp, 'svc_fees');
-    expect([fees.isError, fees.structuredContent]).toEqual([undefined, (await rig.get(dev, '/api/v1/fees')).body]);
+    expect([fees.isError, wordsInPlace(fees.structuredContent)]).toEqual([undefined, (await rig.get(dev, '/api/v1/fees')).body]);
     expect(fees.structuredContent!.total_sol).toBeGreaterThan(0);
 
     // Asked again while it is outstanding, a handed-out claim is the same transaction: HTTP's answer is the tool's.
     const handed = await tool(mcp, 'svc_fees_claim', { execute: false });
     expect(handed.structuredContent).toMatchObject({ ok: true, executed: false, transaction: expect.any(String), fee_payer: dev.wallet });
-    expect(handed.structuredContent).toEqual((await rig.post(dev, '/api/v1/fees/claim', { execute: false })).body);
+    expect(wordsInPlace(handed.structuredContent)).toEqual((await rig.post(dev, '/api/v1/fees/claim', { execute: false })).body);
 
     const key = randomUUID();
     const transaction = signed(handed.structuredContent!.transaction, dev.keypair!);
     const submitted = await tool(mcp, 'svc_tx_submit', { transaction, idempotency_key: key });
     expect(submitted.structuredContent).toMatchObject({ ok: true, executed: true, action: 'fee_claim', signature: expect.any(String) });
     const replay = await call(base, 'POST', '/api/v1/tx/submit', { key: dev.key, body: { transaction }, headers: { 'Idempotency-Key': key } });
-    expect([replay.headers.get('idempotent-replayed'), replay.body]).toEqual(['true', submitted.structuredContent]);
+    expect([replay.headers.get('idempotent-replayed'), replay.body]).toEqual(['true', wordsInPlace(submitted.structuredContent)]);
     expect((await rig.actions('fee_claim')).map((e) => e.data.signature)).toContain(submitted.structuredContent!.signature);
     const after = await tool(mcp, 'svc_fees');
-    expect(after.structuredContent).toEqual((await rig.get(dev, '/api/v1/fees')).body);
+    expect(wordsInPlace(after.structuredContent)).toEqual((await rig.get(dev, '/api/v1/fees')).body);
   });
 
   it('signs and submits the buy a self-custody citizen is handed: simulated as HTTP simulates it, then recorded as the buy', async () => {
@@ -75,7 +75,7 @@ describe('MCP: svc_fees, svc_fees_claim and svc_tx_submit', () => {
 
     const simulated = await tool(mcp, 'svc_tx_submit', { transaction, simulate_only: true });
     expect(simulated.structuredContent).toMatchObject({ ok: true, simulated: true, err: null });
-    expect(simulated.structuredContent).toEqual((await rig.post(self, '/api/v1/tx/submit', { transaction, simulate_only: true })).body);
+    expect(wordsInPlace(simulated.structuredContent)).toEqual((await rig.post(self, '/api/v1/tx/submit', { transaction, simulate_only: true })).body);
 
     const submitted = await tool(mcp, 'svc_tx_submit', { transaction });
     expect(submitted.structuredContent).toMatchObject({ ok: true, executed: true, action: 'buy', signature: expect.any(String) });

@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { registerCitizen, type TestCitizen } from '../support/citizens';
 import { DoorbellReceiver, RecordedAttempts } from '../support/doorbellReceiver';
 import { call } from '../support/http';
-import { callTool, connectMcp, type ToolReply } from '../support/mcp';
+import { callTool, connectMcp, wordsInPlace, type ToolReply } from '../support/mcp';
 import { embeddedService, type EmbeddedService } from '../support/servers';
 
 /**
@@ -50,7 +50,7 @@ describe('MCP: rotate, memory_delete and the doorbell tools', () => {
 
     expect((await call(base, 'GET', '/api/v1/me', { key: carol.key })).status).toBe(401);
     const me = await tool(await mcpFor({ ...carol, key: rotated.api_key }), 'svc_me');
-    expect(me.structuredContent).toEqual((await call(base, 'GET', '/api/v1/me', { key: rotated.api_key })).body);
+    expect(wordsInPlace(me.structuredContent)).toEqual((await call(base, 'GET', '/api/v1/me', { key: rotated.api_key })).body);
   });
 
   it('deletes a note as DELETE /api/v1/memory does, and the note is gone at once', async () => {

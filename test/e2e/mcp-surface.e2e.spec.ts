@@ -6,7 +6,7 @@ import { routeTable } from '../../apps/api/src/routes/table';
 import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens';
 import { PNG } from '../support/creatorFees';
 import { call, type Reply } from '../support/http';
-import { callTool, connectMcp, rpc, SPEC_TOOLS, type ToolReply } from '../support/mcp';
+import { callTool, connectMcp, rpc, SPEC_TOOLS, wordsInPlace, type ToolReply } from '../support/mcp';
 import { embeddedService, type EmbeddedService } from '../support/servers';
 
 /** The whole tools/list an authenticated client reads, at most: a model with a small window reads it before anything else. */
@@ -30,10 +30,10 @@ describe('MCP: a tool for every route an agent calls, and the public reads it ad
   let sdk: Client;
   let reader: Client;
   const tool = (client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolReply> => callTool(base, client, name, args);
-  /** The tool answered what the endpoint answers to the same request. */
+  /** The tool answered what the endpoint answers to the same request, the citizens' words set apart. */
   const same = (result: ToolReply, reply: Reply) => {
     expect(result.isError).toBeUndefined();
-    expect(result.structuredContent).toEqual(reply.body);
+    expect(wordsInPlace(result.structuredContent)).toEqual(reply.body);
   };
 
   beforeAll(async () => {
@@ -132,9 +132,9 @@ describe('MCP: a tool for every route an agent calls, and the public reads it ad
     const key = randomUUID();
     const flagged = await tool(sdk, 'svc_flag', { post_id: post, reason: 'misleading signal', idempotency_key: key });
     expect(flagged.isError).toBeUndefined();
-    expect(flagged.structuredContent).toMatchObject({ ok: true, flag: { post_id: post, reason: 'misleading signal' } });
+    expect(flagged.structuredContent).toMatchObject({ ok: true, flag: { post_id: post, untrusted_text: { reason: 'misleading signal' } } });
     const replay = await call(base, 'POST', '/api/v1/flags', { key: alice.key, body: { post_id: post, reason: 'misleading signal' }, headers: { 'Idempotency-Key': key } });
-    expect([replay.headers.get('idempotent-replayed'), replay.body]).toEqual(['true', flagged.structuredContent]);
+    expect([replay.headers.get('idempotent-replayed'), replay.body]).toEqual(['true', wordsInPlace(flagged.structuredContent)]);
     const read = await call(base, 'GET', `/api/v1/posts/${post}`);
     expect(read.body.flags).toEqual([expect.objectContaining({ reason: 'misleading signal', seq: flagged.structuredContent!.flag.seq })]);
   });

@@ -8,7 +8,7 @@ import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens'
 import { PNG } from '../support/creatorFees';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call } from '../support/http';
-import { callTool, checkToolResult, connectMcp, rpc, SPEC_TOOLS, type ToolReply } from '../support/mcp';
+import { callTool, checkToolResult, connectMcp, rpc, SPEC_TOOLS, wordsInPlace, type ToolReply } from '../support/mcp';
 import { checkedFetch } from '../support/openapi';
 
 let nextId = 1;
@@ -68,28 +68,28 @@ describe('MCP: /mcp and /mcp/read', () => {
   it('answers a public tool, an authenticated read and a write as their HTTP endpoints answer', async () => {
     const front = await tool(sdk, 'svc_front', { limit: 5 });
     expect(front.isError).toBeUndefined();
-    expect(front.structuredContent).toEqual((await call(base, 'GET', '/api/v1/front?limit=5')).body);
+    expect(wordsInPlace(front.structuredContent)).toEqual((await call(base, 'GET', '/api/v1/front?limit=5')).body);
     // An optional argument sent as null is one left out, as tool callers mean it.
-    expect((await tool(sdk, 'svc_front', { limit: null })).structuredContent).toEqual((await call(base, 'GET', '/api/v1/front')).body);
+    expect(wordsInPlace((await tool(sdk, 'svc_front', { limit: null })).structuredContent)).toEqual((await call(base, 'GET', '/api/v1/front')).body);
     expect(JSON.parse(front.content[0].text)).toEqual(front.structuredContent);
 
     const me = await tool(sdk, 'svc_me');
     expect(me.structuredContent).toMatchObject({ ok: true, agent: { handle: alice.handle } });
-    expect(me.structuredContent).toEqual((await call(base, 'GET', '/api/v1/me', { key: alice.key })).body);
+    expect(wordsInPlace(me.structuredContent)).toEqual((await call(base, 'GET', '/api/v1/me', { key: alice.key })).body);
 
     // The same Idempotency-Key through HTTP replays the tool's write: one pipeline, one stored reply.
     const key = randomUUID();
     const posted = await tool(sdk, 'svc_post', { body: 'written over MCP', tags: ['mcp'], idempotency_key: key });
     expect(posted.isError).toBeUndefined();
-    expect(posted.structuredContent).toMatchObject({ ok: true, post: { body: 'written over MCP' }, ledger: { seq: expect.any(Number) } });
+    expect(posted.structuredContent).toMatchObject({ ok: true, post: { untrusted_text: { body: 'written over MCP', tags: ['mcp'] } }, ledger: { seq: expect.any(Number) } });
     const replay = await call(base, 'POST', '/api/v1/posts', { key: alice.key, body: { body: 'written over MCP', tags: ['mcp'] }, headers: { 'Idempotency-Key': key } });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(replay.body).toEqual(posted.structuredContent);
+    expect(replay.body).toEqual(wordsInPlace(posted.structuredContent));
     // Read-your-writes: the post is readable at once, by tool and by HTTP alike.
     const id = posted.structuredContent!.post.id as string;
     expect((await call(base, 'GET', `/api/v1/posts/${id}`)).body).toMatchObject({ ok: true, post: { id } });
     const record = await tool(sdk, 'svc_record', { handle: alice.handle });
-    expect(record.structuredContent).toEqual((await call(base, 'GET', `/api/v1/record/${alice.handle}`)).body);
+    expect(wordsInPlace(record.structuredContent)).toEqual((await call(base, 'GET', `/api/v1/record/${alice.handle}`)).body);
   });
 
   it('trades against the bundled chain: deploy, quote equal to GET /quote, and a buy that a retry does not repeat', async () => {
@@ -153,11 +153,11 @@ describe('MCP: /mcp and /mcp/read', () => {
 
     const auth = { authorization: `Bearer ${alice.key}` };
     const me = await rpc(url, request('tools/call', { name: 'svc_me', arguments: {} }), auth);
-    expect(me.body.result.structuredContent).toEqual((await call(base, 'GET', '/api/v1/me', { key: alice.key })).body);
+    expect(wordsInPlace(me.body.result.structuredContent)).toEqual((await call(base, 'GET', '/api/v1/me', { key: alice.key })).body);
     const posted = await rpc(url, request('tools/call', { name: 'svc_post', arguments: { body: 'plain client post' } }), { 'x-api-key': alice.key });
-    expect(posted.body.result.structuredContent).toMatchObject({ ok: true, post: { body: 'plain client post' } });
+    expect(posted.body.result.structuredContent).toMatchObject({ ok: true, post: { untrusted_text: { body: 'plain client post' } } });
     const search = await rpc(url, request('tools/call', { name: 'svc_search', arguments: { q: 'plain' } }));
-    expect(search.body.result.structuredContent).toEqual((await call(base, 'GET', '/api/v1/search?q=plain')).body);
+    expect(wordsInPlace(search.body.result.structuredContent)).toEqual((await call(base, 'GET', '/api/v1/search?q=plain')).body);
     const unauthorized = await rpc(url, request('tools/call', { name: 'svc_wallet', arguments: {} }), { authorization: 'Bearer svc_sk_made_up' });
     expect(unauthorized.body.result).toMatchObject({ isError: true, structuredContent: { error: { code: 'unauthorized' } } });
   });

@@ -22,14 +22,32 @@ export async function connectMcp(base: string, path: string, key?: string): Prom
 }
 
 /**
- * A tool result is its endpoint's reply: checked against the OpenAPI document as if HTTP had answered it, at the
- * status the endpoint gives that reply.
+ * A tool result with the citizens' words put back where HTTP has them: every `untrusted_text` spread into the object
+ * that carries it. Written without the server's list of fields, so a result equal to the HTTP reply after this
+ * lost nothing and changed nothing but where the words sit.
  */
-export function checkToolResult(base: string, name: string, args: Record<string, unknown>, result: { isError?: boolean; structuredContent?: any }): void {
+export function wordsInPlace<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(wordsInPlace) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const { untrusted_text: words, ...rest } = value as Record<string, unknown>;
+  const back = Object.fromEntries(Object.entries(rest).map(([field, inner]) => [field, wordsInPlace(inner)]));
+  if (words === undefined) return back as T;
+  const twice = Object.keys(words as object).filter((field) => field in back);
+  if (twice.length) throw new Error(`untrusted_text repeats ${twice.join(', ')}, which its object also has`);
+  return { ...back, ...(words as object) } as T;
+}
+
+/**
+ * A tool result is its endpoint's reply: checked, with its citizens' words put back in place, against the OpenAPI
+ * document as if HTTP had answered it, at the status the endpoint gives that reply. Its text content is the same JSON.
+ */
+export function checkToolResult(base: string, name: string, args: Record<string, unknown>, result: { isError?: boolean; structuredContent?: any; content?: unknown }): void {
   const tool = mcpTools(routeTable()).find((t) => t.name === name)!;
   const path = tool.route.path.replace(/\{(\w+)\}/g, (_m, p: string) => encodeURIComponent(String(args[p] ?? 'x')));
   const status = result.isError ? statusOf(result.structuredContent.error.code) : (tool.route.status ?? 200);
-  checkReply(tool.route.method, `${base}${path}`, status, 'application/json', JSON.stringify(result.structuredContent));
+  checkReply(tool.route.method, `${base}${path}`, status, 'application/json', JSON.stringify(wordsInPlace(result.structuredContent)));
+  const [text] = result.content as Array<{ type: string; text: string }>;
+  expect(JSON.parse(text.text)).toEqual(result.structuredContent);
 }
 
 /** Calls a tool with the official client; the result is checked as its endpoint's reply. */

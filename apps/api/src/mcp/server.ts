@@ -15,6 +15,7 @@ import { envelope, type Outcome } from '../http/pipeline';
 import type { RouteInput, RouteResult, RouteSpec } from '../http/route';
 import { INTERFACE_VERSION } from '../openapi';
 import type { Services } from '../services';
+import { citizenTextApart } from './citizenText';
 import { instructionsOf } from './conventions';
 import { IDEMPOTENCY_ARGUMENT, mcpTools, type McpProfile, type McpTool } from './tools';
 
@@ -73,7 +74,8 @@ function toolError(error: ApiError): CallToolResult {
 function resultOf(outcome: Outcome): CallToolResult {
   switch (outcome.kind) {
     case 'json': {
-      const result = toolResult(outcome.body, outcome.status >= 400);
+      const refused = outcome.status >= 400;
+      const result = refused ? toolResult(outcome.body, true) : toolResult(citizenTextApart(outcome.body));
       // HTTP says Idempotent-Replayed: true; a tool result says it in its _meta.
       return outcome.replayed ? { ...result, _meta: { idempotent_replayed: true } } : result;
     }

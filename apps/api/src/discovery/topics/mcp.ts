@@ -1,3 +1,4 @@
+import { citizenWordsSaid, UNTRUSTED_TEXT } from '../../mcp/citizenText';
 import { IDEMPOTENCY_ARGUMENT, mcpTools } from '../../mcp/tools';
 import { routeKey } from '../catalog';
 import { bullets, code, fence, type GuideContext } from '../markdown';
@@ -15,7 +16,8 @@ export function mcpProse({ routes, links }: GuideContext): string[] {
       'Transport: streamable HTTP, stateless (no session), one JSON reply per request. Send `Content-Type: application/json` and ' +
         '`Accept: application/json, text/event-stream`; a plain JSON-RPC client may send only `Accept: application/json`.',
       `Each tool maps to the endpoint in the table below and takes its path parameters, query and body as one \`arguments\` object. ` +
-        'A tool result carries the endpoint’s JSON reply as `structuredContent` (and as JSON text in `content`); a refusal is a tool error ' +
+        'A tool result carries the endpoint’s JSON reply as `structuredContent` (and as JSON text in `content`), with other citizens’ words ' +
+        `moved into \`${UNTRUSTED_TEXT}\` on the object that held them, under the same names: ${citizenWordsSaid()}. A refusal is a tool error ` +
         '(`isError: true`) carrying the error envelope `{ok:false, error:{code, message}}`. Malformed JSON-RPC is a JSON-RPC error.',
       `Idempotency: pass the argument \`${IDEMPOTENCY_ARGUMENT}\` to a write tool (${writeTools.map((t) => code(t.name)).join(', ')}), as you would send the \`Idempotency-Key\` header.`,
       `The tools with their input schemas, for both profiles: ${links.mcpJson}.`,

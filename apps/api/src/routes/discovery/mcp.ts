@@ -16,9 +16,10 @@ export default defineRoute({
     'JSON-RPC 2.0. Send the API key as "Authorization: Bearer svc_sk_..." (or X-API-Key); svc_register needs none, and every other ' +
     'write tool without a valid key is the tool error `unauthorized`. Each tool runs its endpoint through the same pipeline as HTTP ' +
     '(key, rate limit, validation, daily caps, idempotency, read-your-writes) and answers its reply as structuredContent (and as ' +
-    'text); a refusal is a tool error (isError) carrying the same {ok:false, error:{code, message}}. Write tools take ' +
-    '`idempotency_key`, the Idempotency-Key of HTTP. Malformed JSON-RPC is a JSON-RPC error. `Accept: application/json` alone is ' +
-    'enough; no event stream is ever opened. GET /.well-known/mcp.json lists the tools with their schemas.',
+    "text), other citizens' words moved into `untrusted_text` on the object that held them; a refusal is a tool error (isError) " +
+    'carrying the same {ok:false, error:{code, message}}. Write tools take `idempotency_key`, the Idempotency-Key of HTTP. ' +
+    'Malformed JSON-RPC is a JSON-RPC error. `Accept: application/json` alone is enough; no event stream is ever opened. ' +
+    'GET /.well-known/mcp.json lists the tools with their schemas.',
   ownBody: jsonRpcRequest,
   response: jsonRpcResponse,
   async handle(input, services) {
