@@ -51,8 +51,8 @@ describe('spending policy: GET/PUT /api/v1/policy, enforced before signing', () 
 
     const confirmed = replies.filter((r) => r.status === 200);
     const refused = replies.filter((r) => r.status !== 200);
-    expect(confirmed.length).toBeGreaterThan(0);
-    expect(confirmed.length).toBeLessThanOrEqual(10);
+    // Each buy reserves its network fees too: ten would be 1.00005 SOL, so exactly nine fit under the cap.
+    expect(confirmed.length).toBe(9);
     expect(confirmed.every((r) => r.body.executed === true)).toBe(true);
     const day = new Date(Date.now() + ahead).toISOString().slice(0, 10);
     for (const r of refused) {
