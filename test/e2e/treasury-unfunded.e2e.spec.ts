@@ -1,12 +1,13 @@
 import { Connection, LAMPORTS_PER_SOL, PublicKey, type VersionedTransactionResponse } from '@solana/web3.js';
 import { startBundledLocalnet, type Localnet } from '@svc/app-localnet';
-import { TREASURY_WALLET } from '@svc/runtime';
+import { DEPLOY_TABLE_SETTING, TREASURY_WALLET } from '@svc/runtime';
 import { startServer, type RunningApi } from '../../apps/api/src/server';
 import { airdrop, registerCitizen } from '../support/citizens';
 import { REDIS_URL, tempDir, testConfig } from '../support/env';
 import { call } from '../support/http';
 import { closeConnection } from '../support/localnet';
 import { freePortPair } from '../support/ports';
+import { withRpcProxy } from '../support/rpcProxy';
 import { embeddedService, type EmbeddedService } from '../support/servers';
 import { until } from '../support/until';
 
@@ -84,6 +85,22 @@ describe('an unfunded treasury on a chain the service is told only the URL of', 
       return body.treasury === 'ok' ? body : undefined;
     }, 100);
     expect(ready).not.toHaveProperty('treasury_address');
+
+    // An API process that has not read the table yet reads it from the chain: not answered, the deploy is 503, not 500.
+    const table = (await service.server.services.serviceWallets.setting(DEPLOY_TABLE_SETTING))!;
+    const api = await startServer(
+      testConfig({ DATABASE_URL: service.db.url, REDIS_URL, SOLANA_RPC_URL: chain.rpcUrl, DATA_DIR: tempDir('treasury-unfunded-api2'), SERVICE_MASTER_KEY: service.server.services.config.serviceMasterKey }),
+    );
+    try {
+      const unread = await withRpcProxy(
+        api.services,
+        (raw) => (raw.includes('"getAccountInfo"') && raw.includes(table) ? { status: 503, body: 'no healthy upstream' } : undefined),
+        () => call(api.url, 'POST', '/api/v1/tokens/deploy', { key: dev.key, body: LONG_DEPLOY }),
+      );
+      expect([unread.status, unread.body.error?.code]).toEqual([503, 'unavailable']);
+    } finally {
+      await api.close();
+    }
 
     const deployed = await call(base, 'POST', '/api/v1/tokens/deploy', { key: dev.key, body: LONG_DEPLOY });
     expect([deployed.status, deployed.body.executed]).toEqual([201, true]);

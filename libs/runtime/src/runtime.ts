@@ -115,7 +115,7 @@ export async function withBundledChainDefaults(config: Config, log: Logger): Pro
 
 /** The service wallet that receives shared creator fees and pays for the service's own chain upkeep. */
 export const TREASURY_WALLET = 'treasury';
-const DEPLOY_TABLE_SETTING = 'deploy_lookup_table';
+export const DEPLOY_TABLE_SETTING = 'deploy_lookup_table';
 
 /**
  * The one composition root: configuration -> event store, ledger writer, read database, vault, bus, chain.

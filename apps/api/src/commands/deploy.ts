@@ -124,7 +124,7 @@ export async function deploy(services: Services, agentId: string, input: DeployI
     record: { type: 'RecordAction', agentId, data: { action: 'deploy', wallet: trader.wallet, details: summary } },
     summary,
     // The mint is the reference: no key is added.
-    build: { kind: 'instructions', transaction: { instructions: built.instructions, signers: [mint], reference: mint.publicKey, lookupTables: await lookupTablesFor(services, trader.owner, built.instructions) } },
+    build: { kind: 'instructions', transaction: { instructions: built.instructions, signers: [mint], reference: mint.publicKey, lookupTables: await beforeSending(lookupTablesFor(services, trader.owner, built.instructions)) } },
     funds: { lamports: needed },
     spend: { lamports: devBuy, feeLamports: networkFees(request.priorityLamports) },
   });
