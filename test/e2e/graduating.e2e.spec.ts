@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { PublicKey, Transaction, VersionedTransaction, sendAndConfirmTransaction, type Connection } from '@solana/web3.js';
+import { PublicKey, SystemProgram, Transaction, VersionedTransaction, sendAndConfirmTransaction, type Connection } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
 import { OnlinePumpSdk, PUMP_SDK, canonicalPumpPoolPda } from '@pump-fun/pump-sdk';
 import { PUMP_AMM_PROGRAM_ID } from '@pump-fun/pump-swap-sdk';
@@ -93,6 +93,24 @@ describe('graduating coins: between the curve and the pool', () => {
     expect(page.body.markets.filter((m: { active?: boolean }) => m.active)).toEqual([]);
     const list = await call(base, 'GET', '/api/v1/tokens');
     expect(list.body.tokens.find((t: { mint: string }) => t.mint === mint)).toMatchObject({ venue: 'pump', complete: true, status: 'graduating' });
+  }, 60_000);
+
+  it('lamports someone sent to a pool address before the pool exists make no pool: the coin is still graduating', async () => {
+    const creator = await citizen('gdust', 1);
+    const deployed = await post(base, creator, '/api/v1/tokens/deploy', { name: 'Dusted', symbol: 'DUST', image: PNG, fee_share: false });
+    expect(deployed.status).toBe(201);
+    const coin = deployed.body.mint as string;
+    const whale = await citizen('gdwhale', 200);
+    expect((await post(base, whale, '/api/v1/tokens/buy', { mint: coin, amount_sol: 120, slippage_bps: 5000 })).body).toMatchObject({ executed: true });
+    // The pool's address is known before it exists: anyone can make a system account there.
+    const duster = await fundedKeypair(connection(), 1);
+    const pool = canonicalPumpPoolPda(new PublicKey(coin));
+    await sendAndConfirmTransaction(connection(), new Transaction().add(SystemProgram.transfer({ fromPubkey: duster.publicKey, toPubkey: pool, lamports: 1_000_000 })), [duster], { commitment: 'confirmed' });
+    expect((await connection().getAccountInfo(pool, 'confirmed'))?.owner.equals(SystemProgram.programId)).toBe(true);
+
+    expect((await call(base, 'GET', `/api/v1/tokens/${coin}`)).body).toMatchObject({ venue: 'pump', complete: true, status: 'graduating', pool: null });
+    const quote = await call(impatient.url, 'GET', `/api/v1/quote?mint=${coin}&side=buy&amount=0.1`);
+    expect([quote.status, quote.body.error?.code]).toEqual([503, 'graduating']);
   }, 60_000);
 
   it('no pool within GRADUATION_WAIT_MS: buy, a self-custody build, sell and quote answer 503 graduating with Retry-After, and nothing is sent', async () => {

@@ -26,6 +26,7 @@ import { ChainError } from '../errors';
 import { isRpcUnreachable } from '../errors';
 import { withReference } from '../transactions';
 import { decodeMint } from './market';
+import { isPumpPool } from './pumpAmm';
 import { readAccounts } from './marketState';
 import { PACKET_DATA_SIZE } from './lookupTable';
 
@@ -69,8 +70,8 @@ export async function readCoinSharing(connection: Connection, mint: PublicKey): 
     curve: curveInfo ? PUMP_SDK.decodeBondingCurveNullable(curveInfo) : null,
     sharingConfig,
     config: configInfo ? PUMP_SDK.decodeSharingConfig(configInfo) : null,
-    pool: poolInfo ? poolAddress : null,
-    poolState: poolInfo ? PUMP_AMM_SDK.decodePoolNullable(poolInfo) : null,
+    pool: isPumpPool(poolInfo) ? poolAddress : null,
+    poolState: isPumpPool(poolInfo) ? PUMP_AMM_SDK.decodePoolNullable(poolInfo) : null,
   };
 }
 

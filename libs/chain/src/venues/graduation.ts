@@ -4,6 +4,7 @@ import { canonicalPumpPoolPda } from '@pump-fun/pump-sdk';
 import { ChainError } from '../errors';
 import type { Aggregator } from './aggregator';
 import { graduating, readMarket } from './market';
+import { isPumpPool } from './pumpAmm';
 import type { Venue } from './venue';
 
 /**
@@ -53,10 +54,10 @@ export class PoolWatch extends EventEmitter<{ waiting: [mint: string] }> {
   private watch(key: string, pool: PublicKey): Watch {
     let found!: () => void;
     const appeared = new Promise<void>((resolve) => (found = resolve));
-    const subscription = this.connection.onAccountChange(pool, () => found(), { commitment: 'confirmed' });
+    const subscription = this.connection.onAccountChange(pool, (info) => isPumpPool(info) && found(), { commitment: 'confirmed' });
     const look = () =>
       this.connection.getAccountInfo(pool, 'confirmed').then(
-        (info) => info && found(),
+        (info) => isPumpPool(info) && found(),
         () => undefined,
       );
     const poll = setInterval(look, POOL_POLL_MS);

@@ -8,7 +8,7 @@ import { TOKEN_PROGRAMS } from '../tokens';
 import type { Aggregator } from './aggregator';
 import { AggregatorVenue } from './jupiter';
 import { CurveVenue } from './pump';
-import { PoolVenue } from './pumpAmm';
+import { PoolVenue, isPumpPool } from './pumpAmm';
 import { awaitsMigration, type MintState, type Venue } from './venue';
 
 const unknownMint = (mint: PublicKey) => ChainError.refusal('unknown_mint', `${mint.toBase58()} is not a token mint on this chain`, { mint: mint.toBase58() });
@@ -70,7 +70,7 @@ export async function readMarket(connection: Connection, aggregator: Aggregator,
       userLamports,
     });
   }
-  if (poolInfo) return new PoolVenue({ mint: state, pool: poolAddress, swap: await poolState(connection, poolAddress, poolInfo, state, user), curve, userLamports });
+  if (isPumpPool(poolInfo)) return new PoolVenue({ mint: state, pool: poolAddress, swap: await poolState(connection, poolAddress, poolInfo, state, user), curve, userLamports });
   if (curve && awaitsMigration(curve)) throw graduating(mint, 0);
   return new AggregatorVenue(connection, aggregator, state, curve, userLamports);
 }

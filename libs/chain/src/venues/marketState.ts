@@ -4,6 +4,7 @@ import { GLOBAL_PDA, PUMP_SDK, bondingCurvePda, canonicalPumpPoolPda, type Bondi
 import { PUMP_AMM_SDK } from '@pump-fun/pump-swap-sdk';
 import { rawToUi } from '../tokens';
 import { decodeMint } from './market';
+import { isPumpPool } from './pumpAmm';
 import { awaitsMigration, type MintState, type VenueName } from './venue';
 
 /** getMultipleAccountsInfo takes at most 100 keys a call. */
@@ -198,7 +199,7 @@ export async function readMarketStates(connection: Connection, mints: Iterable<P
     const curveAddress = bondingCurvePda(address);
     const curve = curveInfo ? PUMP_SDK.decodeBondingCurveNullable(curveInfo) : null;
     const onCurve = curve !== null && !curve.complete && global !== null;
-    const pool = !onCurve && poolInfo ? { address: canonicalPumpPoolPda(address), decoded: PUMP_AMM_SDK.decodePool(poolInfo) } : undefined;
+    const pool = !onCurve && isPumpPool(poolInfo) ? { address: canonicalPumpPoolPda(address), decoded: PUMP_AMM_SDK.decodePool(poolInfo) } : undefined;
     found.push({ mint, curveAddress, curve, pool });
   });
   const pooled = found.filter((f) => f.pool);

@@ -1,5 +1,5 @@
 import BN from 'bn.js';
-import type { PublicKey } from '@solana/web3.js';
+import type { AccountInfo, PublicKey } from '@solana/web3.js';
 import type { BondingCurve } from '@pump-fun/pump-sdk';
 import { OFFLINE_PUMP_AMM_PROGRAM, PUMP_AMM_PROGRAM_ID, PUMP_AMM_SDK, buyQuoteInput, sellBaseInput, type SwapSolanaState } from '@pump-fun/pump-swap-sdk';
 import { ChainError } from '../errors';
@@ -7,6 +7,15 @@ import { asExactIn, big, bn, closeAccountInstructions, tooSmall } from './pump';
 import { FIRST_TRADE_RENT, TRADE_UNITS, impactPct, minOut, priorityInstructions, type MintState, type TradeBuild, type TradeOptions, type TradeQuote, type TradeSide, type Venue } from './venue';
 
 /** The swap SDK's pricing inputs (buyQuoteInput, sellBaseInput, ...), all read from a pool's SwapSolanaState. */
+/**
+ * Whether an account at a coin's canonical pool address is a PumpSwap pool. The address is known before the pool
+ * exists, and anyone may send lamports to it: that makes a system account there, which is no pool, and a coin still
+ * on its curve must not be read as graduated (nor its bytes decoded as a pool).
+ */
+export function isPumpPool(info: AccountInfo<Buffer> | null | undefined): info is AccountInfo<Buffer> {
+  return !!info && info.owner.equals(PUMP_AMM_PROGRAM_ID);
+}
+
 export function swapPricing(s: SwapSolanaState) {
   return {
     slippage: 0,
