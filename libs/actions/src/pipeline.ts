@@ -141,10 +141,7 @@ export class ActionPipeline {
       // Not released: the row moved on (it was signed, and may still land), so what it spends stays reserved.
       if (await this.deps.outbox.release(reservation.id, reservation.attemptId)) await this.settlement.freeSpend(row);
     };
-    await give().catch((err) => {
-      this.deps.log.warn({ err, id: reservation.id }, 'outbox row not released yet: released once the database answers');
-      this.owed.owe(reservation.id, give);
-    });
+    await this.owed.sayOrOwe(reservation.id, give).catch((err) => this.deps.log.warn({ err, id: reservation.id }, 'outbox row not released; recovery will'));
   }
 
   /** Stops retrying owed releases, as a process that dies would (its rows are recovered by the next one). */

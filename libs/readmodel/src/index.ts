@@ -4,3 +4,4 @@ export * from './batcher';
 export * from './lock';
 export * from './liveness';
 export * from './owed';
+export * from './unavailable';

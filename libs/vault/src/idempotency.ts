@@ -269,17 +269,12 @@ export class IdempotencyStore {
       change === 'delete'
         ? Number((await held(this.database.db.deleteFrom(this.table)).executeTakeFirst()).numDeletedRows)
         : Number((await held(this.database.db.updateTable(this.table).set(change)).executeTakeFirst()).numUpdatedRows);
-    try {
-      const result = await say();
+    let result = 0;
+    await this.owed.sayOrOwe(attempt, async () => {
+      result = await say();
       this.wake(scope, key);
-      return result === 1;
-    } catch (error) {
-      this.owed.owe(attempt, async () => {
-        await say();
-        this.wake(scope, key);
-      });
-      throw error;
-    }
+    });
+    return result === 1;
   }
 
   /** Forgets keys first used more than `ms` ago, except one whose holder still runs. */
