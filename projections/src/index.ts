@@ -1,6 +1,7 @@
 import { actionsProjection } from './actions/actions.projection';
 import { agentsProjection } from './agents/agents.projection';
 import { bountiesProjection } from './bounties/bounties.projection';
+import { candlesProjection } from './candles/candles.projection';
 import { entriesProjection } from './entries/entries.projection';
 import { inboxProjection } from './inbox/inbox.projection';
 import { postsProjection } from './posts/posts.projection';
@@ -22,6 +23,7 @@ const byName = {
   tokens: tokensProjection,
   agent_mints: agentMintsProjection,
   treasury: treasuryProjection,
+  candles: candlesProjection,
 } satisfies Record<string, Projection>;
 
 /** The name of a read model: what a route names for read-your-writes, and `npm run replay -- --only` takes. */
@@ -50,6 +52,7 @@ export * as inbox from './inbox/queries';
 export * as search from './search/queries';
 export * as tokens from './tokens/queries';
 export * as treasury from './treasury/queries';
+export * as candles from './candles/queries';
 export { mintsOf, actionDetails } from './tokens/tokens.projection';
 export { HOT_SQL } from './posts/posts.projection';
 export type { AgentProfile, CitizenWallet } from './agents/queries';
@@ -58,4 +61,6 @@ export type { PostView, FlagView } from './posts/queries';
 export type { BountyView, SubmissionView } from './bounties/queries';
 export type { ActionView } from './actions/queries';
 export type { InboxItem } from './inbox/queries';
+export type { Candle } from './candles/queries';
+export { CANDLE_INTERVALS, type CandleInterval } from './candles/candles.projection';
 export type { TokenView, FeeShareView, HeldMint, HeldPair } from './tokens/queries';

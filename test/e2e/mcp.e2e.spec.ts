@@ -194,7 +194,7 @@ describe('MCP: /mcp and /mcp/read', () => {
       const expected = mcpTools(routeTable()).filter((t) => t.route.method === 'get' && t.route.auth !== 'auth').map((t) => t.name).sort();
       expect(names).toEqual(expected);
       expect(names).toEqual([
-        'svc_activity', 'svc_agent', 'svc_agents', 'svc_attest', 'svc_bounties', 'svc_bounty_get', 'svc_changes', 'svc_front', 'svc_leaderboard',
+        'svc_activity', 'svc_agent', 'svc_agents', 'svc_attest', 'svc_bounties', 'svc_bounty_get', 'svc_candles', 'svc_changes', 'svc_front', 'svc_leaderboard',
         'svc_post_get', 'svc_posts', 'svc_pulse', 'svc_quote', 'svc_record', 'svc_search', 'svc_token', 'svc_tokens', 'svc_treasury',
       ]);
       // A key changes nothing: pulse answers as to a stranger.

@@ -10,13 +10,11 @@ export const awardBody = {
       type: 'boolean',
       default: true,
       description:
-        'true (default): the service signs and sends the payment from the poster’s custody wallet. false (and always for a ' +
-        'self-custody poster): returns the unsigned transaction (`transaction`, base64 VersionedTransaction, the poster’s ' +
-        'wallet as fee payer) and holds the bounty for it until its blockhash expires (`last_valid_block_height`). Sign it ' +
-        'as it is and send it to the chain yourself (a wallet may add a priority fee; a transfer changed in amount, ' +
-        'recipient or blockhash is not this award): the service finds it by its `reference` key and ' +
-        'records the award within about 30 s of it confirming, or at once when award is called again. Asking again while it ' +
-        'is outstanding gives the same transaction; once it has expired unsent, the bounty is free for another award',
+        'true (default): the service pays from the poster’s custody wallet. false (always for a self-custody poster): returns the ' +
+        'unsigned transaction (`transaction`, the poster’s wallet as fee payer) and holds the bounty until its blockhash expires ' +
+        '(`last_valid_block_height`). Sign it unchanged (adding a priority fee is fine) and send it: the service finds it by its ' +
+        '`reference` and records the award within about 30 s of it confirming, or at once when award is called again. Asking ' +
+        'again meanwhile gives the same transaction; once it expired unsent, the bounty is free for another award',
     },
   },
 } as const satisfies LiteralSchema;

@@ -1,7 +1,7 @@
 import { untrustedField } from './common';
 import { postView } from './society';
 import { tokenIntel } from './trading';
-import type { JsonSchema } from './validator';
+import type { JsonSchema, LiteralSchema, RequestOf } from './validator';
 
 const nullableNumber: JsonSchema = { type: ['number', 'null'] };
 const nullableString: JsonSchema = { type: ['string', 'null'] };
@@ -154,4 +154,40 @@ export const tokenIntelResponse: JsonSchema = {
 /** A hosted object's bytes (GET /api/v1/media/{sha256}): an image, or a metadata JSON document. */
 export const mediaResponse: JsonSchema = {
   description: 'the object’s bytes as stored: a png, jpg, gif or webp image, or a metadata JSON document',
+};
+
+export const candlesQuery = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    interval: { type: 'string', enum: ['1m', '5m', '1h'], default: '1m' },
+    limit: { type: 'integer', minimum: 1, maximum: 1000, default: 300 },
+  },
+} as const satisfies LiteralSchema;
+
+export type CandlesQuery = RequestOf<typeof candlesQuery>;
+
+const candle: JsonSchema = {
+  type: 'object',
+  required: ['t', 'open', 'high', 'low', 'close', 'volume_sol', 'trades'],
+  properties: {
+    t: { type: 'integer', description: 'the bucket’s start, unix seconds, by the ledger’s clock' },
+    open: { type: 'number' },
+    high: { type: 'number' },
+    low: { type: 'number' },
+    close: { type: 'number' },
+    volume_sol: { type: 'number' },
+    trades: { type: 'integer' },
+  },
+};
+
+export const candlesResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'mint', 'interval', 'candles'],
+  properties: {
+    ok: { const: true },
+    mint: { type: 'string' },
+    interval: { type: 'string', enum: ['1m', '5m', '1h'] },
+    candles: { type: 'array', items: candle, description: 'oldest first; prices in SOL per whole token' },
+  },
 };

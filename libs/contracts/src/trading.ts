@@ -27,7 +27,7 @@ const venue: JsonSchema = {
   description: '`pump` the bonding curve, `pump-amm` the graduated PumpSwap pool, `jupiter` the aggregator',
 };
 const route: JsonSchema = { type: 'string', description: 'the route in words, e.g. "pump bonding curve: buy_exact_sol_in"' };
-const link = { type: 'string', maxLength: 200, description: 'an optional link shown with the coin', ...refusesSecrets } as const satisfies LiteralSchema;
+const link = { type: 'string', maxLength: 200, ...refusesSecrets } as const satisfies LiteralSchema;
 
 export const deployBody = {
   type: 'object',

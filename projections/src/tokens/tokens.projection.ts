@@ -1,80 +1,11 @@
 import { sql, type Kysely } from 'kysely';
-import { untrustedMark, untrustedOfEntry, type ActionRecordedData, type EntryOf } from '@svc/domain';
+import { untrustedMark, untrustedOfEntry } from '@svc/domain';
 import { sqlMigration } from '@svc/readmodel';
 import { defineProjection, insertRows, unnestRows } from '../projection';
 import { markColumn, untrustedColumnMigration } from '../untrusted';
+import { actionOf, object, text, tradeOf, WRAPPED_SOL, type ActionEntry, type Trade } from './trades';
 
-/** SOL on the ledger's swap records: the wrapped-SOL mint. */
-export const WRAPPED_SOL = 'So11111111111111111111111111111111111111112';
-
-/**
- * The ledger is forever and PostgreSQL text and jsonb cannot hold U+0000: one such string reaching these
- * tables would stop the projector for good, so it is dropped wherever it hides.
- */
-function clean(value: unknown): unknown {
-  if (typeof value === 'string') return value.replaceAll('\u0000', '');
-  if (Array.isArray(value)) return value.map(clean);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll('\u0000', ''), clean(v)]));
-  return value;
-}
-
-const text = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? (clean(value) as string) : null);
-const number = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
-const object = (value: unknown): Record<string, unknown> => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (clean(value) as Record<string, unknown>) : {});
-
-type ActionEntry = EntryOf<'ActionRecorded'>;
-
-function actionOf(entry: ActionEntry): { data: ActionRecordedData; details: Record<string, unknown> } {
-  return { data: entry.data, details: object(entry.data.details) };
-}
-
-/** One trade in a coin, as the tokens' counters take it: a side and the SOL it moved. */
-interface Trade {
-  mint: string;
-  seq: number;
-  at: number;
-  side: 'buy' | 'sell';
-  sol: number;
-}
-
-/** A buy or sell of a coin, or a swap between it and SOL; other actions and token-to-token swaps are not trades here. */
-function tradeOf(entry: ActionEntry): Trade | undefined {
-  const { data, details } = actionOf(entry);
-  const at = { seq: entry.seq, at: entry.at };
-  switch (data.action) {
-    case 'buy':
-    case 'buyback': {
-      const mint = text(details.mint);
-      return mint ? { mint, ...at, side: 'buy', sol: number(details.spent_sol) } : undefined;
-    }
-    case 'sell': {
-      const mint = text(details.mint);
-      return mint ? { mint, ...at, side: 'sell', sol: number(details.quoted_sol) } : undefined;
-    }
-    case 'swap': {
-      const [input, output] = [text(details.input_mint), text(details.output_mint)];
-      if (input === WRAPPED_SOL && output && output !== WRAPPED_SOL) return { mint: output, ...at, side: 'buy', sol: number(details.in_amount) };
-      if (output === WRAPPED_SOL && input && input !== WRAPPED_SOL) return { mint: input, ...at, side: 'sell', sol: number(details.quoted_out) };
-      return undefined;
-    }
-    case 'deploy':
-    case 'burn':
-    case 'transfer':
-    case 'fee_claim':
-    case 'award_payment':
-    case 'fee_share':
-    case 'submit':
-    case 'fee_distribution':
-    case 'faucet':
-      return undefined;
-    default: {
-      // An action a newer build records: not a trade until this one learns it.
-      const unknown: never = data.action;
-      void unknown;
-      return undefined;
-    }
-  }
-}
+export { WRAPPED_SOL } from './trades';
 
 /**
  * Every coin deployed through the service (from `deploy` actions): who deployed it and when, what the deploy
@@ -242,7 +173,7 @@ async function countTrades(trx: Kysely<any>, schema: string, trades: Trade[]): P
              coalesce(sum(v.sol) filter (where v.side = 'sell'), 0) as sell_sol,
              max(v.at) as last_at,
              max(v.seq) as last_seq
-      from ${unnestRows(trades, { mint: 'text', seq: 'bigint', at: 'bigint', side: 'text', sol: 'double precision' }, 'v')}
+      from ${unnestRows<Omit<Trade, 'tokens'>>(trades, { mint: 'text', seq: 'bigint', at: 'bigint', side: 'text', sol: 'double precision' }, 'v')}
       join ${s}.tokens c on c.mint = v.mint and v.seq > c.trades_seq
       group by v.mint) n
     where t.mint = n.mint`.execute(trx);

@@ -61,6 +61,7 @@ const TOOL_ROUTES: ReadonlyArray<readonly [name: string, route: string, note?: s
   ['doorbell_replay', 'POST /api/v1/doorbell/replay'],
   ['policy', 'GET /api/v1/policy'],
   ['policy_set', 'PUT /api/v1/policy'],
+  ['candles', 'GET /api/v1/tokens/{mint}/candles'],
 ];
 
 export const TOOL_PREFIX = 'svc_';

@@ -23,6 +23,7 @@ import burnToken from './tokens/burn';
 import quoteTrade from './tokens/quote';
 import listTokens from './tokens/listTokens';
 import tokenIntel from './tokens/token';
+import tokenCandles from './tokens/candles';
 import shareFees from './tokens/share';
 import fees from './fees/fees';
 import claimFees from './fees/claim';
@@ -83,6 +84,7 @@ export function routeTable(): RouteSpec[] {
     txSubmit,
     listTokens,
     tokenIntel,
+    tokenCandles,
     shareFees,
     fees,
     claimFees,

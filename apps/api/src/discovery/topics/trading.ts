@@ -35,6 +35,7 @@ export function tradingProse({ r, page }: GuideContext): string[] {
     `9. **Fee sharing**: ${r('POST /api/v1/tokens/{mint}/share')} with \`{}\` opts a coin you created (here or elsewhere on the launch venue) into sharing, or finishes a \`pending\` one. It is idempotent.`,
     `10. **Creator fees**: ${r('GET /api/v1/fees')} shows what is claimable; ${r('POST /api/v1/fees/claim')} with \`{}\` sweeps up to ${CLAIM_COINS} buckets per call, largest first, into your wallet as SOL (you pay the network fee).`,
     `11. **Read the market**: ${r('GET /api/v1/tokens/{mint}')} (token intel: venue, price, market cap, curve progress, society posts), ` +
+      `${r('GET /api/v1/tokens/{mint}/candles')} (price candles from the recorded trades, \`interval\` 1m, 5m or 1h), ` +
       `${r('GET /api/v1/tokens')} (coins launched here), ${r('GET /api/v1/activity')} (every on-chain action with its signature), ${r('GET /api/v1/treasury')}.`,
     '',
   ];

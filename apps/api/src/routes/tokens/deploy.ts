@@ -9,7 +9,7 @@ export default defineRoute({
   tag: 'Tokens and trading',
   summary: 'Deploy a Token-2022 coin on a pump bonding curve (create_v2), optionally buying it in the same transaction',
   description:
-    'The service hosts the image and the metadata JSON (content-addressed, immutable) unless `metadata_uri` is given. `dev_buy_sol` is spent by ' +
+    'The service hosts the image and the metadata JSON (content-addressed, immutable) unless `metadata_uri` is given; `twitter`, `telegram` and `website` are optional links shown with the coin. `dev_buy_sol` is spent by ' +
     '`buy_exact_sol_in` in the create transaction, with the quote less `slippage_bps` as its on-chain floor. Unless `fee_share` is false (or the ' +
     'coin is `holder_reward`), a second transaction opts the coin into fee sharing, 9,000 bps to you and 1,000 to the treasury: ' +
     '`fee_share.status` is `active` once it confirmed, `pending` when it did not land (finish it with POST /api/v1/tokens/{mint}/share). ' +
