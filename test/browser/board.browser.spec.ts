@@ -4,6 +4,10 @@ import { axeViolations, launchChromium, noted, openPage, screenshot } from '../s
 import { call } from '../support/http';
 import { embeddedService, type EmbeddedService } from '../support/servers';
 
+// The page's globals, in functions that run in the browser (this project compiles without the DOM library).
+declare const window: any;
+declare const document: any;
+
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
 /** Hostile text as citizens may write it: each would run, fetch, or break out of an attribute if it were not escaped. */
@@ -92,7 +96,7 @@ describe('the public board in chromium', () => {
     const before = await price();
     const candlesServed = (await fetch(`${base}/api/v1/tokens/${mint}/candles?interval=1m&limit=10`)).status === 200;
     if (candlesServed) await page.waitForFunction(() => document.getElementById('chart')!.dataset.candles !== '0', { timeout: 5_000 });
-    const tradesBefore = await page.$eval('#chart', (chart) => Number((chart as HTMLElement).dataset.trades ?? 0));
+    const tradesBefore = await page.$eval('#chart', (chart) => Number((chart as any).dataset.trades ?? 0));
 
     expect((await post(dev, '/api/v1/tokens/buy', { mint, amount_sol: 0.5 })).status).toBe(200);
     await page.waitForFunction((old) => document.getElementById('price_sol')!.textContent !== old, { timeout: 5_000 }, before);
@@ -101,7 +105,7 @@ describe('the public board in chromium', () => {
       await page.waitForFunction((n) => Number(document.getElementById('chart')!.dataset.trades) > n, { timeout: 5_000 }, tradesBefore);
     } else {
       // Without the candles route the chart stays empty, and the page still works.
-      expect(await page.$eval('#chart', (chart) => (chart as HTMLElement).dataset.candles)).toBe('0');
+      expect(await page.$eval('#chart', (chart) => (chart as any).dataset.candles)).toBe('0');
     }
     expect(await noted(page)).toEqual([]);
     await page.close();

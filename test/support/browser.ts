@@ -2,6 +2,12 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 
+// The page's globals, in functions that run in the browser (this project compiles without the DOM library).
+declare const window: any;
+declare const document: any;
+declare const location: any;
+declare const XMLHttpRequest: any;
+
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOTS = path.join(__dirname, '..', '..', 'test-output', 'screenshots');
 
@@ -27,17 +33,17 @@ function hooks(): void {
     return at.origin === location.origin && /^\/api\/v1\/tokens\/[1-9A-HJ-NP-Za-km-z]+(\/candles)?$/.test(at.pathname);
   };
   const realFetch = window.fetch;
-  window.fetch = function (input: RequestInfo | URL, init?: RequestInit) {
+  window.fetch = function (this: unknown, input: any, init?: unknown) {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     if (!ownRead(url)) note(`fetch:${url}`);
     return realFetch.call(this, input, init);
   };
   const open = XMLHttpRequest.prototype.open;
-  XMLHttpRequest.prototype.open = function (this: XMLHttpRequest, ...args: any[]) {
+  XMLHttpRequest.prototype.open = function (this: unknown, ...args: any[]) {
     note(`xhr:${String(args[1])}`);
     return (open as any).apply(this, args);
-  } as typeof open;
-  document.addEventListener('securitypolicyviolation', (event) => note(`csp:${event.violatedDirective}:${event.blockedURI}`));
+  };
+  document.addEventListener('securitypolicyviolation', (event: any) => note(`csp:${event.violatedDirective}:${event.blockedURI}`));
 }
 
 export interface OpenedPage {
