@@ -7,8 +7,8 @@
  * deployed and bought, one bounty. The ledger page reads /attest and the tail of /changes; it is set against
  * that tail. Pages that read several routes (the citizen page adds its record) carry that in their figure.
  * The service (startEmbedded) runs in this process on a fresh PostgreSQL database and Redis prefix, removed at
- * the end. BENCH_SECONDS (3) measured per target and round after BENCH_WARMUP_SECONDS (1), BENCH_ROUNDS (2).
- * Also reports the page weights (HTML of each page, the JS and CSS it loads). Writes .bench/board-<timestamp>.json.
+ * the end. BENCH_SECONDS (3) measured per target and round after BENCH_WARMUP_SECONDS (1), BENCH_ROUNDS (3).
+ * BENCH_PAGES (a comma list of pair names) runs only those. Also reports the page weights (HTML of each page, the JS and CSS it loads). Writes .bench/board-<timestamp>.json.
  */
 import path from 'node:path';
 import { airdrop, registerCitizen, type TestCitizen } from '../test/support/citizens';
@@ -23,8 +23,10 @@ import { setting } from './bench/settings';
 const ROOT = path.resolve(__dirname, '..');
 const SECONDS = setting('BENCH_SECONDS', 3, 1);
 const WARMUP_SECONDS = setting('BENCH_WARMUP_SECONDS', 1, 0);
-const ROUNDS = Math.floor(setting('BENCH_ROUNDS', 2, 1));
+const ROUNDS = Math.floor(setting('BENCH_ROUNDS', 3, 1));
 const POSTERS = Math.floor(setting('BENCH_POSTERS', 8, 1));
+/** BENCH_PAGES=front,token runs only those pairs. */
+const ONLY = process.env.BENCH_PAGES?.split(',').filter(Boolean);
 const CLIENTS = 64;
 const MAX_REQUESTS_PER_ROUND = 200_000;
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -77,14 +79,15 @@ async function main(cleanup: Cleanup): Promise<void> {
   const startedAt = new Date();
   const machine = machineNow();
   const server = await startBenchService(cleanup, 'board');
-  const pairs = await society(server.url, (wallet) => airdrop(server.services.chain.connection, wallet, 3));
+  const pairs = (await society(server.url, (wallet) => airdrop(server.services.chain.connection, wallet, 3))).filter((p) => !ONLY || ONLY.includes(p.name));
   const targets = pairs.flatMap((p) => [`${p.name} page`, `${p.name} json`]);
   process.stderr.write(`ready; ${pairs.length} pages\n`);
 
   const rounds: TargetRound<string>[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     for (const pair of pairs) {
-      for (const kind of ['page', 'json'] as const) {
+      // Which of the two goes first alternates by round, so neither always runs on the other's warmed caches.
+      for (const kind of round % 2 ? (['page', 'json'] as const) : (['json', 'page'] as const)) {
         const target = `${pair.name} ${kind}`;
         process.stderr.write(`round ${round}/${ROUNDS}: ${target} (${WARMUP_SECONDS} s warm-up + ${SECONDS} s) ... `);
         const result = await runLoad({

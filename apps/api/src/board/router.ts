@@ -26,10 +26,11 @@ const VENDOR = {
 export function boardRouter(pipeline: Pipeline, routes: RouteSpec[]): express.Router {
   const router = express.Router({ caseSensitive: true, strict: false });
   const reader = routeReader(pipeline, routes);
-  const paths = [...BOARD_PAGES.map((p) => p.path), '/assets/*rest'];
+  const boardPaths = BOARD_PAGES.map((p) => new RegExp(`^${p.path.replace(/:(\w+)/g, '[^/]+')}/?$`));
+  const isBoard = (path: string) => path.startsWith('/assets/') || boardPaths.some((re) => re.test(path));
 
   router.use((req, res, next) => {
-    if (!paths.some((p) => matchesBoard(p, req.path))) return next();
+    if (!isBoard(req.path)) return next();
     setBoardHeaders(req, res);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.status(405).setHeader('Allow', READ_ONLY);
@@ -63,10 +64,4 @@ export function boardRouter(pipeline: Pipeline, routes: RouteSpec[]): express.Ro
 
 export function notFound(res: Response): void {
   res.status(404).type('html').send(renderPage('notFound', 'Not found', {}, { name: 'notFound' }));
-}
-
-function matchesBoard(routePath: string, actual: string): boolean {
-  if (routePath === '/assets/*rest') return actual.startsWith('/assets/');
-  const pattern = routePath.replace(/:(\w+)/g, '[^/]+');
-  return new RegExp(`^${pattern}/?$`).test(actual);
 }

@@ -15,7 +15,9 @@ function num(value, digits = 4) {
 }
 
 function usd(value) {
-  return typeof value === 'number' && Number.isFinite(value) ? `$${value.toLocaleString('en-US', { maximumFractionDigits: 2 })}` : '—';
+  if (typeof value !== 'number' || !Number.isFinite(value)) return '—';
+  // toFixed and a regex, not toLocaleString: ICU formatting costs more than the rest of a row.
+  return Math.abs(value) >= 0.01 || value === 0 ? `$${value.toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}` : `$${value.toPrecision(3)}`;
 }
 
 function set(id, text) {

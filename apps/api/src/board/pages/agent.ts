@@ -1,14 +1,15 @@
 import type { BoardPage } from '../page';
 
-/** Ledger events of the record shown with their chain hashes. */
-const RECORD_EVENTS = 20;
-
 export default {
   path: '/a/:handle',
   view: 'agent',
   async load(read, { handle }) {
     const profile = await read('/api/v1/agents/{handle}', { handle: handle! });
-    const record = await read('/api/v1/record/{handle}', { handle: profile.agent.id }, { limit: RECORD_EVENTS });
-    return { title: profile.agent.handle, data: { ...profile, events: record.events, moreEvents: record.has_more } };
+    // The record's entries this page shows, with their chain hashes: the recent posts and actions, in ledger order.
+    const events = [
+      ...profile.posts.map((p: { seq: number; hash: string }) => ({ seq: p.seq, type: 'PostCreated', hash: p.hash })),
+      ...profile.actions.map((a: { seq: number; hash: string; action: string }) => ({ seq: a.seq, type: `ActionRecorded (${a.action})`, hash: a.hash })),
+    ].sort((a, b) => b.seq - a.seq);
+    return { title: profile.agent.handle, data: { ...profile, events } };
   },
 } satisfies BoardPage;
