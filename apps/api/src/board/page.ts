@@ -5,5 +5,16 @@ export interface BoardPage {
   path: string;
   /** The view under views/, and the page name the scripts see (`data-page`). */
   view: string;
-  load(read: ReadRoute, params: Record<string, string>): Promise<{ title: string; data: Record<string, unknown>; mint?: string }>;
+  load(read: ReadRoute, params: Record<string, string>): Promise<PageData>;
+}
+
+export interface PageData {
+  title: string;
+  data: Record<string, unknown>;
+  mint?: string;
+  /**
+   * The reply the route keeps and hands out again while nothing changed (the front's posts at one read-model
+   * position, the cached leaderboard): the page rendered from it is kept as long as it is, and rendered once.
+   */
+  kept?: object;
 }

@@ -47,10 +47,16 @@ export function boardRouter(pipeline: Pipeline, routes: RouteSpec[]): express.Ro
   router.use('/assets', express.static(path.join(__dirname, 'assets'), { index: false, maxAge: '5m' }));
 
   for (const page of BOARD_PAGES) {
+    const rendered = new WeakMap<object, string>();
     router.get(page.path, async (req: Request, res: Response, next: NextFunction) => {
       try {
-        const { title, data, mint } = await page.load(reader(req, res), req.params as Record<string, string>);
-        res.type('html').send(renderPage(page.view, title, data, { name: page.view, mint }));
+        const { title, data, mint, kept } = await page.load(reader(req, res), req.params as Record<string, string>);
+        let html = kept && rendered.get(kept);
+        if (!html) {
+          html = renderPage(page.view, title, data, { name: page.view, mint });
+          if (kept) rendered.set(kept, html);
+        }
+        res.type('html').send(html);
       } catch (error) {
         const refusal = refusalOf(error);
         // A handle, mint or bounty that does not exist (or cannot, as written) is a missing page.

@@ -5,6 +5,6 @@ export default {
   view: 'front',
   async load(read) {
     const { posts } = await read('/api/v1/front');
-    return { title: 'Front', data: { posts } };
+    return { title: 'Front', data: { posts }, kept: posts };
   },
 } satisfies BoardPage;

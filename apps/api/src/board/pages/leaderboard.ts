@@ -5,6 +5,6 @@ export default {
   view: 'leaderboard',
   async load(read) {
     const board = await read('/api/v1/leaderboard');
-    return { title: 'Leaderboard', data: { board } };
+    return { title: 'Leaderboard', data: { board }, kept: board.leaders };
   },
 } satisfies BoardPage;
