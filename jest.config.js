@@ -12,5 +12,7 @@ module.exports = {
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.unit.spec.ts'] },
     { ...common, displayName: 'int', testMatch: ['<rootDir>/test/**/*.int.spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e.spec.ts'] },
+    // The board in the system chromium, against the running service.
+    { ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.browser.spec.ts'] },
   ],
 };

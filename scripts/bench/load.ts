@@ -35,6 +35,8 @@ export interface LoadResult {
   elapsedMs: number;
   /** Latency of each good measured answer, milliseconds. */
   latenciesMs: number[];
+  /** Time to the first byte (the status line and headers) of each good measured answer, milliseconds. */
+  firstByteMs: number[];
   /** Requests sent in total, warm-up included. */
   sent: number;
 }
@@ -42,6 +44,8 @@ export interface LoadResult {
 interface Answer {
   status: number;
   body: string;
+  /** When the status line and headers arrived (performance.now()). */
+  headersAt: number;
 }
 
 /**
@@ -51,7 +55,7 @@ interface Answer {
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const target = new URL(options.path, options.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.clients, maxFreeSockets: options.clients });
-  const result: LoadResult = { requests: 0, ok: 0, errors: {}, errorSamples: {}, elapsedMs: 0, latenciesMs: [], sent: 0 };
+  const result: LoadResult = { requests: 0, ok: 0, errors: {}, errorSamples: {}, elapsedMs: 0, latenciesMs: [], firstByteMs: [], sent: 0 };
   const started = performance.now();
   const measureFrom = started + options.warmupMs;
   const deadline = measureFrom + options.durationMs;
@@ -94,6 +98,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       } else {
         result.ok++;
         result.latenciesMs.push(arrivedAt - now);
+        result.firstByteMs.push(answer.headersAt - now);
       }
     }
   }
@@ -117,9 +122,10 @@ function send(agent: http.Agent, target: URL, method: 'GET' | 'POST', body: stri
         headers: method === 'POST' ? { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : headers,
       },
       (res) => {
+        const headersAt = performance.now();
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headersAt }));
         res.on('error', reject);
       },
     );

@@ -8,6 +8,7 @@ import { presentedKey } from './credentials';
 import { envelope, IDEMPOTENCY_KEY, Pipeline } from './pipeline';
 import { jsonBody } from './jsonBody';
 import { expressPath, type RouteSpec } from './route';
+import { boardRouter } from '../board/router';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Query parameters whose values are private: memory note names, doorbell URLs (which often carry tokens). */
@@ -164,6 +165,8 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
         return;
     }
   }
+
+  app.use(boardRouter(pipeline, routes));
 
   app.use((req, _res, next) => {
     for (const [path, methods] of methodsByPath) {

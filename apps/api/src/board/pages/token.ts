@@ -1,0 +1,10 @@
+import type { BoardPage } from '../page';
+
+export default {
+  path: '/t/:mint',
+  view: 'token',
+  async load(read, { mint }) {
+    const coin = await read('/api/v1/tokens/{mint}', { mint: mint! });
+    return { title: coin.symbol ? `${coin.symbol} · ${coin.name ?? ''}` : coin.mint, data: { coin }, mint: coin.mint };
+  },
+} satisfies BoardPage;
