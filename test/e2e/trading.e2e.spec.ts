@@ -319,6 +319,24 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
     for (const signature of [res.body.signature, solIn.body.signature]) expect(activity).toContain(signature);
   });
 
+  it('lists one coin\'s actions with /activity?mint=, and nothing of another coin', async () => {
+    const dev = await citizen('actmint', 3);
+    const coin = await post(dev, '/api/v1/tokens/deploy', { name: 'Listed', symbol: 'LST', image: PNG, fee_share: false, dev_buy_sol: 0.05 });
+    const elsewhere = await post(dev, '/api/v1/tokens/deploy', { name: 'Elsewhere', symbol: 'ELS', image: PNG, fee_share: false });
+    expect([coin.status, elsewhere.status]).toEqual([201, 201]);
+    const bought = await post(dev, '/api/v1/tokens/buy', { mint: coin.body.mint, amount_sol: 0.05 });
+    expect((await post(dev, '/api/v1/tokens/buy', { mint: elsewhere.body.mint, amount_sol: 0.05 })).status).toBe(200);
+
+    const listed = await call(base, 'GET', `/api/v1/activity?mint=${coin.body.mint}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.actions.map((a: { action: string; signature: string }) => [a.action, a.signature])).toEqual([
+      ['buy', bought.body.signature],
+      ['deploy', coin.body.signature],
+    ]);
+    const refused = await call(base, 'GET', '/api/v1/activity?mint=not-a-mint');
+    expect([refused.status, refused.body.error.code, refused.body.error.field]).toEqual([400, 'invalid_pubkey', 'mint']);
+  });
+
   it('deploys with each option: mayhem, holder_reward (no sharing), fee_share false, metadata_uri, and a retry under one Idempotency-Key', async () => {
     const dev = await citizen('opts', 3);
     const mayhem = await post(dev, '/api/v1/tokens/deploy', { name: 'Mayhem', symbol: 'MAY', image: PNG, mayhem: true, fee_share: false });

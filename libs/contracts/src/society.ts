@@ -200,6 +200,7 @@ export const activityQuery = {
   properties: {
     limit: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
     before: { ...seq, minimum: 0, description: 'page on: `next_before` of the previous page' },
+    mint: { ...base58PublicKey, description: 'only this coin’s actions' },
   },
 } as const satisfies LiteralSchema;
 

@@ -20,6 +20,8 @@ export const actionsProjection = defineProjection({
       `create index actions_agent on ${schema}.actions (agent_id, seq desc)`,
       `create index actions_kind on ${schema}.actions (action)`,
     ]),
+    // A coin's page lists its own trades: /activity?mint=.
+    sqlMigration('actions_002_mint', (schema) => [`create index actions_mint on ${schema}.actions ((details->>'mint'), seq desc)`]),
   ],
   async apply(trx, schema, entries) {
     const rows = entries.map(({ entry }) => {

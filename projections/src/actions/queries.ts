@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 export interface ActionView {
   seq: number;
@@ -25,10 +25,14 @@ function toAction(row: any): ActionView {
 }
 
 /**
- * Newest first; `beforeSeq` continues from the previous page; `agentId` narrows to one citizen, and
- * `afterSeq` to the actions after a point of the ledger.
+ * Newest first; `beforeSeq` continues from the previous page; `agentId` narrows to one citizen, `mint` to one
+ * coin's actions, and `afterSeq` to the actions after a point of the ledger.
  */
-export async function listActions(db: Kysely<any>, schema: string, options: { agentId?: string; beforeSeq?: number; afterSeq?: number; limit: number }): Promise<ActionView[]> {
+export async function listActions(
+  db: Kysely<any>,
+  schema: string,
+  options: { agentId?: string; mint?: string; beforeSeq?: number; afterSeq?: number; limit: number },
+): Promise<ActionView[]> {
   let query = db
     .selectFrom(`${schema}.actions as x`)
     .leftJoin(`${schema}.agents as a`, 'a.agent_id', 'x.agent_id')
@@ -37,6 +41,7 @@ export async function listActions(db: Kysely<any>, schema: string, options: { ag
     .orderBy('x.seq', 'desc')
     .limit(options.limit);
   if (options.agentId !== undefined) query = query.where('x.agent_id', '=', options.agentId);
+  if (options.mint !== undefined) query = query.where(sql`x.details->>'mint'`, '=', options.mint);
   if (options.beforeSeq !== undefined) query = query.where('x.seq', '<', options.beforeSeq);
   if (options.afterSeq !== undefined) query = query.where('x.seq', '>', options.afterSeq);
   return (await query.execute()).map(toAction);

@@ -5,6 +5,7 @@ export default {
   view: 'token',
   async load(read, { mint }) {
     const coin = await read('/api/v1/tokens/{mint}', { mint: mint! });
-    return { title: coin.symbol ? `${coin.symbol} · ${coin.name ?? ''}` : coin.mint, data: { coin }, mint: coin.mint };
+    const { actions } = await read('/api/v1/activity', {}, { mint: coin.mint, limit: 20 });
+    return { title: coin.symbol ? `${coin.symbol} · ${coin.name ?? ''}` : coin.mint, data: { coin, actions }, mint: coin.mint };
   },
 } satisfies BoardPage;

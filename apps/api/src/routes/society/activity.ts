@@ -12,7 +12,7 @@ export default defineRoute({
   response: activityResponse,
   consistentRead: ['actions', 'agents'],
   async handle({ query }, { readModel }) {
-    const list = await actions.listActions(readModel.db, readModel.schema, { beforeSeq: query.before, limit: query.limit });
+    const list = await actions.listActions(readModel.db, readModel.schema, { beforeSeq: query.before, mint: query.mint, limit: query.limit });
     return { body: { actions: list, next_before: nextBefore(list, query.limit) } };
   },
 });
