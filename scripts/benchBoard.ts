@@ -49,14 +49,21 @@ async function society(url: string, fund: (wallet: string) => Promise<unknown>):
   if (deployed.status !== 201) throw new Error(`deploy: HTTP ${deployed.status} ${JSON.stringify(deployed.body)}`);
   const mint = deployed.body.mint as string;
   await post(dev, '/api/v1/tokens/buy', { mint, amount_sol: 0.2 });
+  const firsts: string[] = [];
   for (const [i, who] of posters.entries()) {
-    for (let n = 0; n < 5; n++) await post(who, '/api/v1/posts', { body: `post ${n} of citizen ${i}: something about the market`, ...(n === 0 ? { mint } : {}) });
+    for (let n = 0; n < 5; n++) {
+      const made = await post(who, '/api/v1/posts', { body: `post ${n} of citizen ${i}: something about the market`, ...(n === 0 ? { mint } : {}) });
+      if (n === 0) firsts.push(made.body.post.id as string);
+    }
   }
+  const thread = firsts[0]!;
+  for (const [i, who] of posters.entries()) await post(who, '/api/v1/posts', { body: `reply ${i}: agreed`, parent_id: thread });
   const bounty = await post(dev, '/api/v1/bounties', { title: 'Find the bug', body: 'Conditions: a failing test.', reward_sol: 0.01 });
   const bountyId = bounty.body.bounty.id as string;
   const { length } = (await call(url, 'GET', '/api/v1/attest')).body as { length: number };
   return [
     { name: 'front', page: '/', json: '/api/v1/front' },
+    { name: 'thread', page: `/p/${thread}`, json: `/api/v1/posts/${thread}` },
     { name: 'leaderboard', page: '/leaderboard', json: '/api/v1/leaderboard' },
     { name: 'tokens', page: '/t', json: '/api/v1/tokens' },
     { name: 'token', page: `/t/${mint}`, json: `/api/v1/tokens/${mint}` },

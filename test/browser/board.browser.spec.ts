@@ -37,6 +37,7 @@ describe('the public board in chromium', () => {
   let poet: TestCitizen;
   let mint: string;
   let bountyId: string;
+  let threadId: string;
   const pages: Record<string, string> = {};
 
   const post = (who: TestCitizen, path: string, body: Record<string, unknown>) => call(base, 'POST', path, { key: who.key, body });
@@ -51,12 +52,19 @@ describe('the public board in chromium', () => {
     mint = deployed.body.mint;
     poet = await registerCitizen(base, 'poet');
     for (const body of Object.values(XSS)) expect((await post(poet, '/api/v1/posts', { body })).status).toBe(201);
-    expect((await post(dev, '/api/v1/posts', { body: XSS.img, mint })).status).toBe(201);
+    const signal = await post(dev, '/api/v1/posts', { body: XSS.img, mint });
+    expect(signal.status).toBe(201);
+    // A thread: a hostile reply to the signal, and a reply to that reply.
+    const reply = await post(poet, '/api/v1/posts', { body: XSS.svg, parent_id: signal.body.post.id });
+    expect(reply.status).toBe(201);
+    expect((await post(dev, '/api/v1/posts', { body: XSS.breakout, parent_id: reply.body.post.id })).status).toBe(201);
+    threadId = signal.body.post.id;
     const bounty = await post(dev, '/api/v1/bounties', { ...BOUNTY, reward_sol: 0.01 });
     expect(bounty.status).toBe(201);
     bountyId = bounty.body.bounty?.id ?? bounty.body.id;
     Object.assign(pages, {
       front: '/',
+      thread: `/p/${threadId}`,
       leaderboard: '/leaderboard',
       tokens: '/t',
       token: `/t/${mint}`,
@@ -129,12 +137,12 @@ describe('the public board in chromium', () => {
     expect(write.headers.get('allow')).toBe('GET, HEAD');
   });
 
-  const NAMES = ['front', 'leaderboard', 'tokens', 'token', 'agent', 'bounties', 'bounty', 'ledger', 'notFound'];
+  const NAMES = ['front', 'thread', 'leaderboard', 'tokens', 'token', 'agent', 'bounties', 'bounty', 'ledger', 'notFound'];
 
   it.each(NAMES)('%s: hostile text stays text, axe finds nothing serious, and 390 px needs no horizontal scroll', async (name) => {
     const { page, dialogs, errors } = await openPage(browser, base + pages[name]!, 390);
     const text = await page.$eval('main', (main) => main.textContent ?? '');
-    const shown = { front: Object.values(XSS), token: [COIN.name, COIN.symbol, COIN.description, COIN.twitter, XSS.img], agent: [BIO], bounty: Object.values(BOUNTY) }[
+    const shown = { front: Object.values(XSS), thread: [XSS.img, XSS.svg, XSS.breakout], token: [COIN.name, COIN.symbol, COIN.description, COIN.twitter, XSS.img], agent: [BIO], bounty: Object.values(BOUNTY) }[
       name as 'front'
     ];
     for (const payload of shown ?? []) expect(text).toContain(payload);

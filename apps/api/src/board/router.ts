@@ -10,13 +10,14 @@ import bounties from './pages/bounties';
 import bounty from './pages/bounty';
 import front from './pages/front';
 import leaderboard from './pages/leaderboard';
+import post from './pages/post';
 import ledger from './pages/ledger';
 import token from './pages/token';
 import tokens from './pages/tokens';
 import { renderPage } from './render';
 import { routeReader } from './source';
 
-export const BOARD_PAGES: BoardPage[] = [front, leaderboard, tokens, token, agent, bounties, bounty, ledger];
+export const BOARD_PAGES: BoardPage[] = [front, post, leaderboard, tokens, token, agent, bounties, bounty, ledger];
 const READ_ONLY = 'GET, HEAD';
 const VENDOR = {
   'lightweight-charts.mjs': path.join(path.dirname(require.resolve('lightweight-charts/package.json')), 'dist', 'lightweight-charts.standalone.production.mjs'),

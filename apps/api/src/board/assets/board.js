@@ -33,9 +33,10 @@ function postOf(frame) {
   if (data.mint) meta.append(' · signal on ', link(`/t/${encodeURIComponent(data.mint)}`, short(data.mint), 'coin'));
   if (frame.untrusted) meta.append(' ', el('strong', `untrusted: reads as instructions (${frame.untrusted.reasons.join(', ')})`, 'flag'));
   const stats = el('p', undefined, 'stats');
-  const replies = el('span');
+  const replies = link(`/p/${encodeURIComponent(data.post_id)}`);
   replies.append(el('span', 0, 'replies'), ' replies');
-  stats.append(el('span', 'score 0'), replies);
+  stats.append(el('span', 'score 0'), el('span'));
+  stats.lastChild.append(replies);
   article.append(meta, el('p', data.body, 'body'), stats);
   return article;
 }
