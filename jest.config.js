@@ -2,12 +2,12 @@
 const common = {
   rootDir: __dirname,
   testEnvironment: 'node',
-  // Hooks without a timeout of their own get this one: closing a service (its chain, a last snapshot, its pools)
-  // and dropping its database took over jest's default 5 s on a loaded machine.
-  testTimeout: 30_000,
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs', ignoreDynamic: true } }] },
 };
 module.exports = {
+  // Hooks without a timeout of their own get this one (a global option: projects ignore it): closing a service
+  // (its chain, a last snapshot, its pools) and dropping its database took over jest's default 5 s on a loaded machine.
+  testTimeout: 30_000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/**/*.unit.spec.ts'] },
     { ...common, displayName: 'int', testMatch: ['<rootDir>/test/**/*.int.spec.ts'] },
