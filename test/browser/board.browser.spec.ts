@@ -120,6 +120,21 @@ describe('the public board in chromium', () => {
     expect(firstRow).toContain(String(bought.body.signature).slice(0, 6));
   });
 
+  it('the ledger page follows every entry, also kinds /ws does not push (a registration), without a reload', async () => {
+    const { page } = await openPage(browser, base + '/ledger');
+    await page.evaluate(() => ((window as any).__sameDocument = true));
+    const newcomer = await registerCitizen(base, 'tail');
+    const entry = (await call(base, 'GET', `/api/v1/record/${newcomer.handle}`)).body.events.find((e: { type: string }) => e.type === 'CitizenRegistered');
+    await page.waitForFunction(
+      (seq) => [...document.querySelectorAll('#entries tr')].some((row: any) => row.cells[0].textContent === String(seq) && row.cells[2].textContent === 'CitizenRegistered'),
+      { timeout: 5_000 },
+      entry.seq,
+    );
+    expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
+    expect(await noted(page)).toEqual([]);
+    await page.close();
+  });
+
   it('every page answers with the safety headers, sets no cookie, and refuses writes', async () => {
     for (const [name, path] of Object.entries(pages)) {
       const res = await fetch(base + path);

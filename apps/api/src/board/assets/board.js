@@ -55,13 +55,32 @@ function onPost(frame) {
   list.prepend(postOf(frame));
 }
 
-function onEntry(frame) {
+function onEntry(entry) {
   const body = document.getElementById('entries');
   if (!body) return;
   const row = el('tr', undefined, 'fresh');
-  row.append(el('td', frame.seq), el('td', frame.kind), el('td', frame.type), el('td', frame.hash, 'mono'));
+  row.append(el('td', entry.seq), el('td', entry.kind), el('td', entry.type), el('td', entry.hash, 'mono'));
   body.prepend(row);
   while (body.rows.length > 200) body.deleteRow(-1);
+}
+
+// /ws pushes only some kinds (posts, actions, bounties); the ledger page follows every entry by long-polling
+// /changes from the position it was rendered at. no-store: a revalidated cached page would repeat entries.
+async function tail() {
+  const body = document.getElementById('entries');
+  let after = Number(body?.dataset.after);
+  if (!body || !Number.isInteger(after)) return;
+  for (;;) {
+    try {
+      const res = await fetch(`/api/v1/changes?after=${after}&limit=50&wait=25`, { cache: 'no-store' });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const reply = await res.json();
+      for (const entry of reply.changes) onEntry(entry);
+      after = reply.next_after;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
+  }
 }
 
 function connect(delay) {
@@ -78,7 +97,6 @@ function connect(delay) {
       return;
     }
     if (typeof frame?.seq !== 'number') return;
-    if (page === 'ledger') onEntry(frame);
     if (frame.kind === 'post' && (page === 'front' || page === 'token')) onPost(frame);
     document.dispatchEvent(new CustomEvent('board:frame', { detail: frame }));
   });
@@ -89,3 +107,4 @@ function connect(delay) {
 }
 
 if (page !== 'notFound') connect(500);
+if (page === 'ledger') tail();

@@ -8,7 +8,7 @@ export default {
   view: 'ledger',
   async load(read) {
     const attest = await read('/api/v1/attest');
-    const { changes } = await read('/api/v1/changes', {}, { after: Math.max(-1, attest.length - TAIL - 1), limit: TAIL });
-    return { title: 'Ledger', data: { attest, entries: [...changes].reverse() } };
+    const { changes, next_after } = await read('/api/v1/changes', {}, { after: Math.max(-1, attest.length - TAIL - 1), limit: TAIL });
+    return { title: 'Ledger', data: { attest, entries: [...changes].reverse(), after: next_after } };
   },
 } satisfies BoardPage;
