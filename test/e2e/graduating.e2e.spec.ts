@@ -127,6 +127,9 @@ describe('graduating coins: between the curve and the pool', () => {
       expect(reply.body.error).toMatchObject({ mint, pool: canonicalPumpPoolPda(new PublicKey(mint)).toBase58(), message: expect.stringContaining('300 ms') });
       expect(reply.body.error.message).not.toMatch(/aggregator/);
     }
+    // A swap has no pool to wait for: the aggregator has no route, and the answer says why.
+    const swap = await post(impatient.url, holder, '/api/v1/swap', { input_mint: 'So11111111111111111111111111111111111111112', output_mint: mint, amount: 0.1 });
+    expect([swap.status, swap.body.error?.code, swap.body.error?.mint, swap.headers.get('retry-after')]).toEqual([503, 'graduating', mint, '1']);
     expect(await signaturesOf(holder.wallet)).toBe(before);
 
     // The MCP tools are the routes: the same refusal, through the official client.

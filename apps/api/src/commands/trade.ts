@@ -9,6 +9,7 @@ import {
   mintInfo,
   parsePublicKey,
   rawToUi,
+  readMarket,
   readMarketAwaitingPool,
   solToLamports,
   tokenBalanceRaw,
@@ -228,7 +229,15 @@ export async function swap(services: Services, agentId: string, input: SwapInput
   const [inInfo, outInfo] = await Promise.all([decimalsOf(connection, inputMint), decimalsOf(connection, outputMint)]);
   const raw = uiToRaw(input.amount, inInfo?.decimals ?? SOL_DECIMALS);
   if (inInfo) await amountToMove(connection, trader.owner, inputMint, inInfo, { amount: input.amount });
-  const quoted = await beforeSending(services.chain.aggregator.quote(inputMint, outputMint, raw, input.slippage_bps));
+  const quoted = await beforeSending(services.chain.aggregator.quote(inputMint, outputMint, raw, input.slippage_bps)).catch(async (error: unknown) => {
+    // No route anywhere for a coin between its curve and its pool: say so (503 graduating), as buy and sell do.
+    for (const mint of [inputMint, outputMint].filter((m) => !m.equals(SOL_MINT))) {
+      await readMarket(connection, services.chain.aggregator, mint).catch((read: unknown) => {
+        if (read instanceof ChainError && read.code === 'graduating') throw read;
+      });
+    }
+    throw error;
+  });
   const outDecimals = outInfo?.decimals ?? SOL_DECIMALS;
   const summary = {
     venue: 'jupiter',
