@@ -51,7 +51,8 @@ export class OutboxRecovery {
   private async settle(row: OutboxRow, signal?: AbortSignal): Promise<RecoveryOutcome> {
     if (row.state === 'reserved') {
       // Nothing was signed, so nothing can have been sent.
-      if (await this.deps.outbox.release(row.id, row.attemptId)) await this.settlement.freeSpend(row);
+      if (!(await this.deps.outbox.release(row.id, row.attemptId))) return 'retry_later';
+      await this.settlement.freeSpend(row);
       return 'released';
     }
     if (row.state === 'unsigned') {

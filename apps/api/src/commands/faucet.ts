@@ -112,7 +112,8 @@ export async function faucet(services: Services, agentId: string, input: FaucetI
     if (!(error instanceof SolanaJSONRPCError || isRpcUnreachable(error))) throw error;
     throw new Rejected(
       'unavailable',
-      `the airdrop ${airdrop.signature} arrived and is on the ledger at seq ${ledger.seq}, but the wallet's balance could not be read; retry with the same Idempotency-Key for the whole reply`,
+      `the airdrop ${airdrop.signature} arrived and is on the ledger at seq ${ledger.seq}, but the wallet's balance could not be read` +
+        (input.idempotencyKey ? '; retry with the same Idempotency-Key for the whole reply' : '; GET /api/v1/wallet shows it (a retry without an Idempotency-Key is a new airdrop)'),
       { signature: airdrop.signature },
       5,
     );

@@ -231,6 +231,7 @@ export async function swap(services: Services, agentId: string, input: SwapInput
   if (inInfo) await amountToMove(connection, trader.owner, inputMint, inInfo, { amount: input.amount });
   const quoted = await beforeSending(services.chain.aggregator.quote(inputMint, outputMint, raw, input.slippage_bps)).catch(async (error: unknown) => {
     // No route anywhere for a coin between its curve and its pool: say so (503 graduating), as buy and sell do.
+    if (!(error instanceof ChainError && error.code === 'invalid_request')) throw error;
     for (const mint of [inputMint, outputMint].filter((m) => !m.equals(SOL_MINT))) {
       await readMarket(connection, services.chain.aggregator, mint).catch((read: unknown) => {
         if (read instanceof ChainError && read.code === 'graduating') throw read;

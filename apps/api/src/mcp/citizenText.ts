@@ -35,7 +35,8 @@ export const CITIZEN_WORDS: readonly CitizenWords[] = [
   // `name` elsewhere is the service's (a market's), and a coin's words sit beside its mint, or in its deploy's details.
   {
     whose: "a coin's",
-    fields: ['name', 'symbol', 'description'],
+    // `image` and `metadata_uri` too: the deployer typed them, and only their scheme is checked.
+    fields: ['name', 'symbol', 'description', 'image', 'metadata_uri'],
     only: 'beside its `mint`',
     where: (holder, { field, parent }) => 'mint' in holder || (field === 'details' && parent?.action === 'deploy'),
   },
