@@ -104,17 +104,24 @@ export class ActionPipeline {
     for (let attempt = 0; attempt < 5; attempt++) {
       const id = `act_${ulid()}`;
       const attemptId = ulid();
-      const reserved = await this.deps.outbox.reserve({
-        id,
-        attemptId,
-        agentId: request.agentId,
-        action: request.action,
-        idempotencyKey: storedKey(request),
-        holdKey: request.holdKey,
-        record: request.record,
-        summary: request.summary,
-        leaseMs: ACTION_LEASE_MS,
-      });
+      const reserved = await this.deps.outbox
+        .reserve({
+          id,
+          attemptId,
+          agentId: request.agentId,
+          action: request.action,
+          idempotencyKey: storedKey(request),
+          holdKey: request.holdKey,
+          record: request.record,
+          summary: request.summary,
+          leaseMs: ACTION_LEASE_MS,
+        })
+        .catch(async (error: unknown) => {
+          // The insert may have committed with its reply lost: that row would name this live process for the whole
+          // lease, and every retry under the key would wait it out. Nothing was signed under this attempt, so it goes.
+          await this.owed.sayOrOwe(id, () => this.deps.outbox.release(id, attemptId)).catch(() => undefined);
+          throw error;
+        });
       if (reserved.ok) return { kind: 'reserved', request, id, attemptId, recent: recent ?? settledLater(recentBlockhash(this.connection)) };
       const holder = reserved.holder;
       // Whatever comes next may take long enough for that blockhash to age: a later attempt asks again.

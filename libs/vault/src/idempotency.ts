@@ -190,7 +190,14 @@ export class IdempotencyStore {
         .values({ scope, key, request_hash: requestHash, attempt, holder: this.holder, state: 'running', lease_until: this.lease(leaseMs) })
         .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
         .returning(['attempt', 'created_at'])
-        .executeTakeFirst();
+        .executeTakeFirst()
+        .catch(async (error: unknown) => {
+          // The insert may have committed with its reply lost: the key would look held by this live process for the
+          // whole lease. Nothing ran under this attempt, so it lets go.
+          const letGo = () => this.database.db.deleteFrom(this.table).where('scope', '=', scope).where('key', '=', key).where('attempt', '=', attempt).where('state', '=', 'running').execute();
+          await this.owed.sayOrOwe(attempt, letGo).catch(() => undefined);
+          throw error;
+        });
       if (inserted) return this.hold(scope, key, attempt, leaseMs, false, new Date(inserted.created_at).getTime());
 
       const row = await this.database.db
