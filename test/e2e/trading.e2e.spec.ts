@@ -326,10 +326,14 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
     expect([coin.status, elsewhere.status]).toEqual([201, 201]);
     const bought = await post(dev, '/api/v1/tokens/buy', { mint: coin.body.mint, amount_sol: 0.05 });
     expect((await post(dev, '/api/v1/tokens/buy', { mint: elsewhere.body.mint, amount_sol: 0.05 })).status).toBe(200);
+    // A swap names the coin as its output_mint.
+    const swapped = await post(dev, '/api/v1/swap', { input_mint: NATIVE_MINT.toBase58(), output_mint: coin.body.mint, amount: 0.02 });
+    expect(swapped.status).toBe(200);
 
     const listed = await call(base, 'GET', `/api/v1/activity?mint=${coin.body.mint}`);
     expect(listed.status).toBe(200);
     expect(listed.body.actions.map((a: { action: string; signature: string }) => [a.action, a.signature])).toEqual([
+      ['swap', swapped.body.signature],
       ['buy', bought.body.signature],
       ['deploy', coin.body.signature],
     ]);

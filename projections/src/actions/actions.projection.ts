@@ -20,8 +20,12 @@ export const actionsProjection = defineProjection({
       `create index actions_agent on ${schema}.actions (agent_id, seq desc)`,
       `create index actions_kind on ${schema}.actions (action)`,
     ]),
-    // A coin's page lists its own trades: /activity?mint=.
-    sqlMigration('actions_002_mint', (schema) => [`create index actions_mint on ${schema}.actions ((details->>'mint'), seq desc)`]),
+    // A coin's page lists its own trades: /activity?mint=. A swap names its coins as input_mint and output_mint.
+    sqlMigration('actions_002_mint', (schema) => [
+      `create index actions_mint on ${schema}.actions ((details->>'mint'), seq desc)`,
+      `create index actions_input_mint on ${schema}.actions ((details->>'input_mint'), seq desc)`,
+      `create index actions_output_mint on ${schema}.actions ((details->>'output_mint'), seq desc)`,
+    ]),
   ],
   async apply(trx, schema, entries) {
     const rows = entries.map(({ entry }) => {

@@ -41,7 +41,10 @@ export async function listActions(
     .orderBy('x.seq', 'desc')
     .limit(options.limit);
   if (options.agentId !== undefined) query = query.where('x.agent_id', '=', options.agentId);
-  if (options.mint !== undefined) query = query.where(sql`x.details->>'mint'`, '=', options.mint);
+  const { mint } = options;
+  if (mint !== undefined) {
+    query = query.where((eb) => eb.or([eb(sql`x.details->>'mint'`, '=', mint), eb(sql`x.details->>'input_mint'`, '=', mint), eb(sql`x.details->>'output_mint'`, '=', mint)]));
+  }
   if (options.beforeSeq !== undefined) query = query.where('x.seq', '<', options.beforeSeq);
   if (options.afterSeq !== undefined) query = query.where('x.seq', '>', options.afterSeq);
   return (await query.execute()).map(toAction);
