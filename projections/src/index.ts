@@ -62,5 +62,5 @@ export type { BountyView, SubmissionView } from './bounties/queries';
 export type { ActionView } from './actions/queries';
 export type { InboxItem } from './inbox/queries';
 export type { Candle } from './candles/queries';
-export { CANDLE_INTERVALS, type CandleInterval } from './candles/candles.projection';
+export { CANDLE_INTERVALS, fillOf, type CandleInterval, type Fill } from './candles/candles.projection';
 export type { TokenView, FeeShareView, HeldMint, HeldPair } from './tokens/queries';

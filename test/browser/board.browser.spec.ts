@@ -118,6 +118,9 @@ describe('the public board in chromium', () => {
     const firstRow = html.slice(html.indexOf('<tbody>', html.indexOf('id="trades-h"')), html.indexOf('</tr>', html.indexOf('<tbody>', html.indexOf('id="trades-h"'))));
     expect(firstRow).toContain('>buy<');
     expect(firstRow).toContain(String(bought.body.signature).slice(0, 6));
+    // What it moved, as its record states it: the SOL spent and the tokens quoted.
+    expect(firstRow).toContain('<td>0.5000</td>');
+    expect(firstRow).toContain(`<td>${Number(bought.body.quoted_tokens).toFixed(2)}</td>`);
   });
 
   it('the ledger page follows every entry, also kinds /ws does not push (a registration), without a reload', async () => {

@@ -11,17 +11,19 @@ export type CandleInterval = keyof typeof CANDLE_INTERVALS;
 
 const INTERVALS = Object.entries(CANDLE_INTERVALS) as Array<[CandleInterval, number]>;
 
-/** One trade as a candle takes it: its price in SOL per whole token and the lamports it moved. */
+/** One trade as a candle takes it: the SOL and whole tokens it moved, its price in SOL per token, its lamports. */
 export interface Fill {
   mint: string;
   seq: number;
   at: number;
+  sol: number;
+  tokens: number;
   price: number;
   lamports: number;
 }
 
 const fill = (mint: string, entry: ActionEntry, sol: number, tokens: number): Fill | undefined =>
-  sol > 0 && tokens > 0 ? { mint, seq: entry.seq, at: entry.at, price: sol / tokens, lamports: Math.round(sol * 1e9) } : undefined;
+  sol > 0 && tokens > 0 ? { mint, seq: entry.seq, at: entry.at, sol, tokens, price: sol / tokens, lamports: Math.round(sol * 1e9) } : undefined;
 
 /**
  * A trade's fill. A buyback's record carries what the chain showed once it confirmed (`details.observed`, the
