@@ -145,8 +145,10 @@ export class ActionPipeline {
   async release(reservation: Extract<Reservation, { kind: 'reserved' }>): Promise<void> {
     const row = { id: reservation.id, agentId: reservation.request.agentId };
     const give = async () => {
-      // Not released: the row moved on (it was signed, and may still land), so what it spends stays reserved.
-      if (await this.deps.outbox.release(reservation.id, reservation.attemptId)) await this.settlement.freeSpend(row);
+      const released = await this.deps.outbox.release(reservation.id, reservation.attemptId);
+      // Gone all the same: an earlier try of this release committed with its reply lost (freeing twice is a no-op).
+      // Still there: the row moved on (it was signed, and may still land), so what it spends stays reserved.
+      if (released || !(await this.deps.outbox.get(reservation.id))) await this.settlement.freeSpend(row);
     };
     await this.owed.sayOrOwe(reservation.id, give).catch((err) => this.deps.log.warn({ err, id: reservation.id }, 'outbox row not released; recovery will'));
   }
