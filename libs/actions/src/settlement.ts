@@ -64,15 +64,15 @@ export class Settlement {
 
   /** Frees what a spending policy reserved for the row's action: nothing left the wallet. */
   async freeSpend(row: Pick<OutboxRow, 'id' | 'agentId'>): Promise<void> {
-    const freed = await this.deps.writer.execute({ type: 'ReleaseSpend', agentId: row.agentId, data: { reservation: row.id } }).catch((err: unknown) => ({ ok: false as const, err }));
+    // At the head: a process behind it (recovery releasing another's row) would find nothing open and free nothing.
+    const freed = await this.deps.writer.executeAtHead({ type: 'ReleaseSpend', agentId: row.agentId, data: { reservation: row.id } }).catch((err: unknown) => ({ ok: false as const, err }));
     // Left open, the reservation still lapses on its own when its `until` passes.
     if (!freed.ok) this.deps.log.warn({ id: row.id, freed }, 'spending reservation not released; it lapses on its own');
   }
 
   /** The chain's verdict: the action never took effect, so what it reserved is free again. */
   async markFailed(row: Pick<OutboxRow, 'id' | 'agentId'>, error: OutboxError): Promise<void> {
-    await this.deps.outbox.markFailed(row.id, error);
-    await this.freeSpend(row);
+    if (await this.deps.outbox.markFailed(row.id, error)) await this.freeSpend(row);
   }
 
   executedOf(row: OutboxRow, ledger: { seq: number; hash: string } | null): ActionOutcome {

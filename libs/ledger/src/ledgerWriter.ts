@@ -31,10 +31,11 @@ export interface LedgerWriterOptions<S> {
 const MAX_CONFLICT_RETRIES = 50;
 const MAX_STORE_RETRIES = 3;
 /**
- * The one refusal a newer head can overturn. What else a decider refuses on (a handle taken, a bounty
- * closed, a cap reached) only grows with the ledger; what it did not find, another process may have appended.
+ * The refusals a newer head can overturn. What else a decider refuses on (a handle taken, a bounty closed, a
+ * daily post cap reached) only grows with the ledger; but what it did not find, another process may have
+ * appended, and a spending limit is freed again by a release or a loosening another process recorded.
  */
-const NOT_FOUND = 'not_found';
+const OVERTURNABLE = new Set(['not_found', 'policy_limit']);
 
 /**
  * The one writer of the `ledger` stream in this process. Commands queue up; each flush decides every
@@ -103,14 +104,14 @@ export class LedgerWriter<S, C, R = unknown> {
 
   /**
    * Decides a command at the true ledger head and says what the reply needs from the state it was decided
-   * against. An append is always decided there (one after stale state conflicts and is decided again), but two
-   * answers touch no store and so may rest on this process's stale view: a `not_found` (another process may
-   * have appended the thing first) and "nothing to append" (another may have changed what this command
-   * repeats). Before giving either, the state is synced and the command decided once more.
+   * against. An append is always decided there (one after stale state conflicts and is decided again), but some
+   * answers touch no store and so may rest on this process's stale view: an overturnable refusal (OVERTURNABLE)
+   * and "nothing to append" (another may have changed what this command repeats). Before giving one, the state
+   * is synced and the command decided once more.
    */
   async executeAtHead(command: C): Promise<HeadOutcome<R>> {
     const outcome = await this.enqueue(command, true);
-    if (outcome.ok ? outcome.entries.length > 0 : outcome.rejection.code !== NOT_FOUND) return outcome;
+    if (outcome.ok ? outcome.entries.length > 0 : !OVERTURNABLE.has(outcome.rejection.code)) return outcome;
     await this.sync();
     return this.enqueue(command, true);
   }

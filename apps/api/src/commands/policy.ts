@@ -1,3 +1,4 @@
+import { lamportsToSol } from '@svc/chain';
 import type { Config } from '@svc/config';
 import type { RequestOf, policyBody } from '@svc/contracts';
 import { NO_POLICY, Rejected, policyInForce, spentOn, utcDay, type PendingPolicy, type Policy } from '@svc/domain';
@@ -21,11 +22,13 @@ export function defaultPolicy(config: Pick<Config, 'defaultPolicyMaxSolPerTrade'
 
 /** The policy in force at the ledger head on the service's clock, what waits, and what today's cap has counted. */
 export async function policyOf(services: Services, agentId: string): Promise<PolicyReply> {
+  // A change or a spend another API process recorded is part of the answer.
+  await services.writer.sync();
   const now = services.clock();
   const day = utcDay(now);
   return services.writer.read((state) => ({
     ...policyInForce(state.policies, agentId, now),
-    spent_today: { day, used_sol: spentOn(state.policies, agentId, day, now) / 1e9 },
+    spent_today: { day, used_sol: lamportsToSol(BigInt(spentOn(state.policies, agentId, day, now))) },
     delay_ms: services.config.policyDelayMs,
   }));
 }
@@ -66,6 +69,9 @@ async function setPolicy(services: Services, agentId: string, input: PolicyInput
 
 /** The loosening waiting is dropped; the policy in force stays. */
 async function cancelPendingPolicy(services: Services, agentId: string): Promise<PolicyChanged> {
+  // The loosening may have been recorded by another API process: "nothing pending" must not come from a stale view,
+  // or the change it was meant to stop takes effect.
+  await services.writer.sync();
   const outcome = await services.writer.executeAtHead({ type: 'CancelPolicyChange', agentId, data: { now: services.clock() } });
   if (!outcome.ok) throw Rejected.of(outcome.rejection);
   const entry = outcome.entries[0]!;
