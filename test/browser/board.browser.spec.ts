@@ -39,6 +39,8 @@ describe('the public board in chromium', () => {
   let bountyId: string;
   let threadId: string;
   const pages: Record<string, string> = {};
+  /** Things that are not there, or cannot be, as written: each is the HTML 404 page. */
+  const missing: Record<string, string> = {};
 
   const post = (who: TestCitizen, path: string, body: Record<string, unknown>) => call(base, 'POST', path, { key: who.key, body });
 
@@ -74,6 +76,7 @@ describe('the public board in chromium', () => {
       ledger: '/ledger',
       notFound: '/a/nobody-here',
     });
+    Object.assign(missing, { badMint: '/t/not-a-key', unknownMint: `/t/${dev.wallet}`, unknownPost: '/p/post_01JNOSUCHPOST000000000000', unknownBounty: '/b/nope', slash: '/b/x%2Fy' });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -149,6 +152,10 @@ describe('the public board in chromium', () => {
       }
       expect(csp).not.toContain('unsafe');
       expect(res.headers.get('set-cookie')).toBeNull();
+    }
+    for (const [name, path] of Object.entries(missing)) {
+      const res = await fetch(base + path);
+      expect([name, res.status, res.headers.get('content-type')]).toEqual([name, 404, expect.stringMatching(/^text\/html/)]);
     }
     const write = await fetch(base + '/', { method: 'POST' });
     expect(write.status).toBe(405);

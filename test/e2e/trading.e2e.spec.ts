@@ -329,14 +329,21 @@ describe('trading: deploy, quote, buy, sell, burn and swap over HTTP', () => {
     // A swap names the coin as its output_mint.
     const swapped = await post(dev, '/api/v1/swap', { input_mint: NATIVE_MINT.toBase58(), output_mint: coin.body.mint, amount: 0.02 });
     expect(swapped.status).toBe(200);
+    // And one back into SOL names it as its input_mint.
+    const swappedBack = await post(dev, '/api/v1/swap', { input_mint: coin.body.mint, output_mint: NATIVE_MINT.toBase58(), amount: Math.floor(swapped.body.quoted_out / 2) });
+    expect(swappedBack.status).toBe(200);
 
     const listed = await call(base, 'GET', `/api/v1/activity?mint=${coin.body.mint}`);
     expect(listed.status).toBe(200);
     expect(listed.body.actions.map((a: { action: string; signature: string }) => [a.action, a.signature])).toEqual([
+      ['swap', swappedBack.body.signature],
       ['swap', swapped.body.signature],
       ['buy', bought.body.signature],
       ['deploy', coin.body.signature],
     ]);
+    // Wrapped SOL is no coin's trade: the swaps above are not listed under it.
+    const sol = await call(base, 'GET', `/api/v1/activity?mint=${NATIVE_MINT.toBase58()}`);
+    expect(sol.body.actions.map((a: { signature: string }) => a.signature)).not.toContain(swapped.body.signature);
     const refused = await call(base, 'GET', '/api/v1/activity?mint=not-a-mint');
     expect([refused.status, refused.body.error.code, refused.body.error.field]).toEqual([400, 'invalid_pubkey', 'mint']);
   });

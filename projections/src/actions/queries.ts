@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { WRAPPED_SOL } from '../tokens/trades';
 
 export interface ActionView {
   seq: number;
@@ -42,7 +43,9 @@ export async function listActions(
     .limit(options.limit);
   if (options.agentId !== undefined) query = query.where('x.agent_id', '=', options.agentId);
   const { mint } = options;
-  if (mint !== undefined) {
+  // Wrapped SOL is one side of nearly every swap: as a coin it has only the actions that name it as `mint`.
+  if (mint === WRAPPED_SOL) query = query.where(sql`x.details->>'mint'`, '=', mint);
+  else if (mint !== undefined) {
     query = query.where((eb) => eb.or([eb(sql`x.details->>'mint'`, '=', mint), eb(sql`x.details->>'input_mint'`, '=', mint), eb(sql`x.details->>'output_mint'`, '=', mint)]));
   }
   if (options.beforeSeq !== undefined) query = query.where('x.seq', '<', options.beforeSeq);
