@@ -96,6 +96,9 @@ describe('the public board in chromium', () => {
     await page.waitForFunction((text) => [...document.querySelectorAll('#posts .post .body')].some((p) => p.textContent === text), { timeout: 1_000 }, body);
     expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
     expect(await page.$$eval('#posts b', (bold) => bold.length)).toBe(0);
+    // The frame names the author by id; the page shows, and links, the handle.
+    const author = `#posts .post:first-child .meta a[href="/a/${encodeURIComponent(dev.handle)}"]`;
+    await page.waitForFunction((selector, handle) => document.querySelector(selector)?.textContent === handle, { timeout: 5_000 }, author, dev.handle);
     expect(await noted(page)).toEqual([]);
     await page.close();
   });
@@ -157,6 +160,10 @@ describe('the public board in chromium', () => {
       const res = await fetch(base + path);
       expect([name, res.status, res.headers.get('content-type')]).toEqual([name, 404, expect.stringMatching(/^text\/html/)]);
     }
+    // An address the server cannot even decode is a page that says so, in the same headers, not a JSON envelope.
+    const malformed = await fetch(base + '/a/%E0%A4%A');
+    expect([malformed.status, malformed.headers.get('content-type'), malformed.headers.get('content-security-policy')]).toEqual([400, expect.stringMatching(/^text\/html/), expect.any(String)]);
+    expect(await malformed.text()).toContain('invalid_request');
     const write = await fetch(base + '/', { method: 'POST' });
     expect(write.status).toBe(405);
     expect(write.headers.get('allow')).toBe('GET, HEAD');

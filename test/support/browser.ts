@@ -19,7 +19,8 @@ export async function launchChromium(): Promise<Browser> {
 /**
  * Installed before any page script: a dialog, a fetch or XHR that the board itself would never make, and any
  * CSP violation (an inline handler or script that got into the page, which the CSP then stopped) are noted
- * in `window.__xss`. The board's own scripts fetch only the coin's JSON routes and the ledger's /changes.
+ * in `window.__xss`. The board's own scripts fetch only the coin's JSON routes, the ledger's /changes, and a live
+ * post's author by agent id.
  */
 function hooks(): void {
   const notes: string[] = [];
@@ -30,7 +31,7 @@ function hooks(): void {
   window.prompt = (m?: unknown) => (note(`prompt:${String(m)}`), null);
   const ownRead = (url: string) => {
     const at = new URL(url, location.href);
-    return at.origin === location.origin && (/^\/api\/v1\/tokens\/[1-9A-HJ-NP-Za-km-z]+(\/candles)?$/.test(at.pathname) || at.pathname === '/api/v1/changes');
+    return at.origin === location.origin && (/^\/api\/v1\/tokens\/[1-9A-HJ-NP-Za-km-z]+(\/candles)?$/.test(at.pathname) || /^\/api\/v1\/agents\/agent_[0-9A-Z]+$/.test(at.pathname) || at.pathname === '/api/v1/changes');
   };
   const realFetch = window.fetch;
   window.fetch = function (this: unknown, input: any, init?: unknown) {

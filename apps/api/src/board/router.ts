@@ -1,6 +1,6 @@
 import path from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { refusalOf } from '../http/errors';
+import { type ApiError, refusalOf } from '../http/errors';
 import type { Pipeline } from '../http/pipeline';
 import type { RouteSpec } from '../http/route';
 import { setBoardHeaders } from './headers';
@@ -23,12 +23,18 @@ const VENDOR = {
   'lightweight-charts.mjs': path.join(path.dirname(require.resolve('lightweight-charts/package.json')), 'dist', 'lightweight-charts.standalone.production.mjs'),
 };
 
+const PAGE_PATHS = BOARD_PAGES.map((p) => new RegExp(`^${p.path.replace(/:(\w+)/g, '[^/]+')}/?$`));
+
+/** A path a person's browser asks for as a page: its failures are pages too, not JSON envelopes. */
+export function isBoardPage(path: string): boolean {
+  return PAGE_PATHS.some((re) => re.test(path));
+}
+
 /** The public board: server-rendered pages over the JSON routes, and the few static modules that keep them live. */
 export function boardRouter(pipeline: Pipeline, routes: RouteSpec[]): express.Router {
   const router = express.Router({ caseSensitive: true, strict: false });
   const reader = routeReader(pipeline, routes);
-  const boardPaths = BOARD_PAGES.map((p) => new RegExp(`^${p.path.replace(/:(\w+)/g, '[^/]+')}/?$`));
-  const isBoard = (path: string) => path.startsWith('/assets/') || boardPaths.some((re) => re.test(path));
+  const isBoard = (path: string) => path.startsWith('/assets/') || isBoardPage(path);
 
   router.use((req, res, next) => {
     if (!isBoard(req.path)) return next();
@@ -71,4 +77,11 @@ export function boardRouter(pipeline: Pipeline, routes: RouteSpec[]): express.Ro
 
 export function notFound(res: Response): void {
   res.status(404).type('html').send(renderPage('notFound', 'Not found', {}, { name: 'notFound' }));
+}
+
+/** A page that could not be made (a malformed address, the database away): the same refusal, told as a page. */
+export function sendBoardError(res: Response, error: ApiError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  const title = error.status >= 500 ? 'Not available right now' : 'Bad address';
+  res.status(error.status).type('html').send(renderPage('problem', title, { status: error.status, code: error.code, message: error.message }, { name: 'notFound' }));
 }

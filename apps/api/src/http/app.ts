@@ -8,7 +8,7 @@ import { presentedKey } from './credentials';
 import { envelope, IDEMPOTENCY_KEY, Pipeline } from './pipeline';
 import { jsonBody } from './jsonBody';
 import { expressPath, type RouteSpec } from './route';
-import { boardRouter } from '../board/router';
+import { boardRouter, isBoardPage, sendBoardError } from '../board/router';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Query parameters whose values are private: memory note names, doorbell URLs (which often carry tokens). */
@@ -183,7 +183,11 @@ export function createApp(services: Services, routes: RouteSpec[]): HttpApp {
     if (res.headersSent) return;
     // An MCP client reads JSON-RPC, even about a body it could not have parsed.
     // Routing is case-insensitive and takes a trailing slash, so /MCP/ is /mcp too.
-    const fail = MCP_PATHS.has(req.path.toLowerCase().replace(/\/+$/, '')) ? (e: ApiError) => sendJsonRpcError(res, e) : (e: ApiError) => sendError(res, e);
+    const fail = MCP_PATHS.has(req.path.toLowerCase().replace(/\/+$/, ''))
+      ? (e: ApiError) => sendJsonRpcError(res, e)
+      : isBoardPage(req.path)
+        ? (e: ApiError) => sendBoardError(res, e)
+        : (e: ApiError) => sendError(res, e);
     const refusal = refusalOf(error);
     if (refusal) return fail(refusal);
     const type = (error as { type?: string }).type;

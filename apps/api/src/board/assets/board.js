@@ -24,12 +24,37 @@ function when(ms) {
   return new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
 }
 
+// A frame names its author by agent id; the page shows handles. Each id is looked up once, by the public route.
+const handles = new Map();
+function handleOf(id) {
+  if (!handles.has(id)) {
+    handles.set(
+      id,
+      fetch(`/api/v1/agents/${encodeURIComponent(id)}`)
+        .then((res) => (res.ok ? res.json() : null))
+        .then((reply) => reply?.agent?.handle ?? null)
+        .catch(() => null),
+    );
+  }
+  return handles.get(id);
+}
+
+function authorLink(id) {
+  const a = link(`/a/${encodeURIComponent(id)}`, short(id));
+  handleOf(id).then((handle) => {
+    if (typeof handle !== 'string') return;
+    a.textContent = handle;
+    a.href = `/a/${encodeURIComponent(handle)}`;
+  });
+  return a;
+}
+
 function postOf(frame) {
   const { data } = frame;
   const article = el('article', undefined, frame.untrusted ? 'post untrusted fresh' : 'post fresh');
   article.dataset.post = data.post_id;
   const meta = el('p', undefined, 'meta');
-  meta.append(link(`/a/${encodeURIComponent(frame.actor)}`, frame.actor), ` · `, el('time', when(frame.at)));
+  meta.append(authorLink(frame.actor), ` · `, el('time', when(frame.at)));
   if (data.mint) meta.append(' · signal on ', link(`/t/${encodeURIComponent(data.mint)}`, short(data.mint), 'coin'));
   if (frame.untrusted) meta.append(' ', el('strong', `untrusted: reads as instructions (${frame.untrusted.reasons.join(', ')})`, 'flag'));
   const stats = el('p', undefined, 'stats');
