@@ -1,25 +1,28 @@
 /**
  * Re-verifies the whole ledger hash chain from the public API alone (no database access):
  *
- *   npm run audit -- --url <base url> [--json]
+ *   npm run audit -- --url <base url> [--rpc <solana rpc url>] [--json]
  *
  * Pages through /api/v1/changes from the start, checks that seq is gapless from 0, that every `prev`
  * is the hash before it and that every hash recomputes, then checks that /api/v1/attest names the
- * same head and length. Exit codes: 0 verified, 1 the chain or the attestation does not verify,
- * 2 usage or network error (nothing could be concluded).
+ * same head and length. With --rpc it then checks every anchor of the ledger head on Solana against
+ * the chain it recomputed (scripts/audit/anchors.ts). Exit codes: 0 verified, 1 the chain, the
+ * attestation or an anchor does not verify, 2 usage or network error (nothing could be concluded).
  */
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { GENESIS_HASH, checkServedEntry, type LedgerEntry } from '@svc/ledger';
+import { checkAnchors } from './audit/anchors';
+import type { AnchorJudgement } from './audit/anchorCheck';
+import { AuditError, getJson } from './audit/http';
+import { LedgerFacts } from './audit/ledgerFacts';
+import { AuditRpc } from './audit/rpc';
 
 const PAGE_SIZE = 1000;
-const RETRIES = 3;
-const BACKOFF_MS = 500;
-const REQUEST_TIMEOUT_MS = 30_000;
 /** Rounds of catching up with entries appended while the audit ran, before calling the lengths different. */
 const CATCH_UP_ROUNDS = 5;
 
-const USAGE = 'usage: npm run audit -- --url <base url> [--json]';
+const USAGE = 'usage: npm run audit -- --url <base url> [--rpc <solana rpc url>] [--json]';
 
 interface Attestation {
   head: string;
@@ -32,18 +35,17 @@ interface ChangesPage {
   has_more: boolean;
 }
 
-/** What the walk has established so far: `count` entries verified, ending in `head`. */
+/** What the walk has established so far: `count` entries verified, ending in `head`; with --rpc, what anchors need. */
 interface ChainState {
   count: number;
   head: string;
+  facts?: LedgerFacts;
 }
 
 type Verdict =
-  | { ok: true; entries: number; head: string }
-  | { ok: false; first_bad_seq: number | null; reason: string; entries_verified: number };
-
-/** Nothing could be concluded: bad arguments, an unreachable service or an answer of the wrong shape. */
-class AuditError extends Error {}
+  | { ok: true; entries: number; head: string; anchors?: number; latest_anchor_seq?: number | null }
+  | { ok: false; first_bad_seq: number | null; reason: string; entries_verified: number }
+  | { ok: false; first_bad_anchor: Pick<AnchorJudgement, 'seq' | 'signature'> & { reason: string }; entries_verified: number; head: string };
 
 class ChainBroken extends Error {
   constructor(
@@ -54,57 +56,26 @@ class ChainBroken extends Error {
   }
 }
 
-function parseOptions(argv: string[]): { url: string; json: boolean } {
-  let values: { url?: string; json?: boolean };
+function httpUrl(flag: string, value: string): string {
+  let url: URL;
   try {
-    ({ values } = parseArgs({ args: argv, options: { url: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true }));
+    url = new URL(value);
+  } catch {
+    throw new AuditError(`${flag} is not a URL: ${value}\n${USAGE}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new AuditError(`${flag} must be http(s): ${value}`);
+  return url.toString().replace(/\/+$/, '');
+}
+
+function parseOptions(argv: string[]): { url: string; rpc?: string; json: boolean } {
+  let values: { url?: string; rpc?: string; json?: boolean };
+  try {
+    ({ values } = parseArgs({ args: argv, options: { url: { type: 'string' }, rpc: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true }));
   } catch (error) {
     throw new AuditError(`${(error as Error).message}\n${USAGE}`);
   }
   if (!values.url) throw new AuditError(`--url is required\n${USAGE}`);
-  let url: URL;
-  try {
-    url = new URL(values.url);
-  } catch {
-    throw new AuditError(`--url is not a URL: ${values.url}\n${USAGE}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new AuditError(`--url must be http(s): ${values.url}`);
-  return { url: url.toString().replace(/\/+$/, ''), json: values.json ?? false };
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A 4xx other than 429 will not change on a retry; everything else (network, 5xx, 429) may. */
-function isRetryable(status: number): boolean {
-  return status === 429 || status >= 500;
-}
-
-async function getJson(base: string, path: string): Promise<Record<string, unknown>> {
-  const url = base + path;
-  let lastProblem = '';
-  for (let attempt = 0; attempt <= RETRIES; attempt += 1) {
-    if (attempt > 0) await sleep(BACKOFF_MS * 2 ** (attempt - 1));
-    let res: Response;
-    try {
-      res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      lastProblem = cause?.code ?? cause?.message ?? (error as Error).message;
-      continue;
-    }
-    const text = await res.text().catch(() => '');
-    if (!res.ok) {
-      lastProblem = `HTTP ${res.status}${text ? `: ${text.slice(0, 200)}` : ''}`;
-      if (isRetryable(res.status)) continue;
-      break;
-    }
-    try {
-      return JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      throw new AuditError(`GET ${url} did not answer JSON`);
-    }
-  }
-  throw new AuditError(`GET ${url} failed after ${RETRIES} retries: ${lastProblem}`);
+  return { url: httpUrl('--url', values.url), rpc: values.rpc === undefined ? undefined : httpUrl('--rpc', values.rpc), json: values.json ?? false };
 }
 
 async function fetchAttestation(base: string): Promise<Attestation> {
@@ -141,6 +112,7 @@ function verifyEntry(state: ChainState, entry: LedgerEntry): void {
     problem = `entry has no canonical form (${(error as Error).message})`;
   }
   if (problem) throw new ChainBroken(entry.seq, problem);
+  state.facts?.add(entry);
   state.count += 1;
   state.head = entry.hash;
 }
@@ -198,13 +170,25 @@ function startProgress(total: number): { update(count: number): void; stop(): vo
   };
 }
 
-async function audit(base: string): Promise<Verdict> {
+/** Checks the anchors against the chain the walk verified; the walk may go on for anchors newer than it. */
+async function auditAnchors(base: string, rpc: AuditRpc, state: ChainState & { facts: LedgerFacts }, onProgress: (count: number) => void): Promise<Verdict> {
+  const outcome = await checkAnchors(base, rpc, state.facts, () => walkChanges(base, state, onProgress));
+  if (outcome.ok) return { ok: true, entries: state.count, head: state.head, anchors: outcome.anchors, latest_anchor_seq: outcome.latestSeq };
+  if ('reason' in outcome) return { ok: false, first_bad_seq: null, reason: outcome.reason, entries_verified: state.count };
+  const { seq, signature, problem } = outcome.first;
+  return { ok: false, first_bad_anchor: { seq, signature, reason: problem ?? '' }, entries_verified: state.count, head: state.head };
+}
+
+async function audit(base: string, rpcUrl: string | undefined): Promise<Verdict> {
   const initial = await fetchAttestation(base);
   const progress = startProgress(initial.length);
-  const state: ChainState = { count: 0, head: GENESIS_HASH };
+  const facts = rpcUrl ? new LedgerFacts() : undefined;
+  const state: ChainState = { count: 0, head: GENESIS_HASH, facts };
   try {
     await walkChanges(base, state, progress.update);
-    return await reconcile(base, state, progress.update);
+    const verdict = await reconcile(base, state, progress.update);
+    if (!verdict.ok || !rpcUrl || !facts) return verdict;
+    return await auditAnchors(base, new AuditRpc(rpcUrl), { ...state, facts }, progress.update);
   } catch (error) {
     if (error instanceof ChainBroken) return { ok: false, first_bad_seq: error.seq, reason: error.message, entries_verified: state.count };
     throw error;
@@ -217,7 +201,14 @@ function report(verdict: Verdict, json: boolean): void {
   if (json) {
     process.stdout.write(`${JSON.stringify(verdict)}\n`);
   } else if (verdict.ok) {
-    process.stdout.write(`OK: ${verdict.entries} entries verified, head ${verdict.head}\n`);
+    const anchors =
+      verdict.anchors === undefined
+        ? ''
+        : `; ${verdict.anchors} anchors verified against the chain${verdict.latest_anchor_seq === null ? '' : `, latest at seq ${verdict.latest_anchor_seq}`}`;
+    process.stdout.write(`OK: ${verdict.entries} entries verified, head ${verdict.head}${anchors}\n`);
+  } else if ('first_bad_anchor' in verdict) {
+    const { seq, signature, reason } = verdict.first_bad_anchor;
+    process.stdout.write(`FAILED: anchor at seq ${seq ?? 'unknown'} (${signature}) disagrees: ${reason}\n`);
   } else if (verdict.first_bad_seq !== null) {
     process.stdout.write(`FAILED: first bad seq ${verdict.first_bad_seq}: ${verdict.reason}\n`);
   } else {
@@ -230,7 +221,7 @@ async function main(): Promise<number> {
   try {
     const options = parseOptions(process.argv.slice(2));
     json = options.json;
-    const verdict = await audit(options.url);
+    const verdict = await audit(options.url, options.rpc);
     report(verdict, json);
     return verdict.ok ? 0 : 1;
   } catch (error) {
