@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
 import type pg from 'pg';
 import type { RunningServer } from '../../scripts/embedded';
+import { runAudit } from '../support/audit';
 import { call } from '../support/http';
 import { tamperableService } from '../support/servers';
 import { freePort } from '../support/ports';
@@ -11,25 +10,8 @@ import { freePort } from '../support/ports';
 
 jest.setTimeout(60_000);
 
-const AUDIT_SCRIPT = path.resolve(__dirname, '..', '..', 'scripts', 'audit.ts');
 const CITIZENS = 30;
 const TAMPERED_SEQ = 7;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Asynchronous on purpose: the server answering the audit lives in this process's event loop. */
-function runAudit(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [require.resolve('tsx/cli'), AUDIT_SCRIPT, ...args], { timeout: 50_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 let server: RunningServer;
 let sql: pg.Client;
