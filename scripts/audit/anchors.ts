@@ -4,7 +4,7 @@
  * chain is read back to its first transaction, so an anchor the service stopped listing is still checked.
  */
 import bs58 from 'bs58';
-import { firstBad, judgeAnchor, parseMemo, readTransaction, type AnchorCandidate, type AnchorJudgement, type ChainTx } from './anchorCheck';
+import { MEMO_PREFIX, firstBad, judgeAnchor, parseMemo, readTransaction, type AnchorCandidate, type AnchorJudgement, type ChainTx } from './anchorCheck';
 import { AuditError, getJson } from './http';
 import type { LedgerFacts } from './ledgerFacts';
 import { TRANSACTION_BATCH, type AuditRpc } from './rpc';
@@ -86,8 +86,12 @@ export async function checkAnchors(base: string, rpc: AuditRpc, facts: LedgerFac
   for (const served of await listServedAnchors(base)) candidate(served.signature).listed ??= { seq: served.seq, hash: served.hash };
 
   const txs = new Map<string, ChainTx | null>();
-  // Failed transactions are no anchors; one the service lists is still fetched below and judged failed.
-  const history = (await rpc.signaturesOf(treasury)).filter((info) => info.err === null).map((info) => info.signature);
+  // Failed transactions are no anchors; one the service lists is still fetched below and judged failed. A real RPC
+  // names each transaction's memos, so one whose memos hold no ledger prefix is not fetched (the bundled chain
+  // names none: all are).
+  const history = (await rpc.signaturesOf(treasury))
+    .filter((info) => info.err === null && (typeof info.memo !== 'string' || info.memo.includes(MEMO_PREFIX)))
+    .map((info) => info.signature);
   await readTransactions(rpc, history, (signature, tx) => {
     if (tx && tx.feePayer === treasury && tx.ledgerMemos.length > 0) {
       candidate(signature);
