@@ -1,5 +1,6 @@
 import { actionsProjection } from './actions/actions.projection';
 import { agentsProjection } from './agents/agents.projection';
+import { anchorsProjection } from './anchors/anchors.projection';
 import { bountiesProjection } from './bounties/bounties.projection';
 import { candlesProjection } from './candles/candles.projection';
 import { entriesProjection } from './entries/entries.projection';
@@ -24,6 +25,7 @@ const byName = {
   agent_mints: agentMintsProjection,
   treasury: treasuryProjection,
   candles: candlesProjection,
+  anchors: anchorsProjection,
 } satisfies Record<string, Projection>;
 
 /** The name of a read model: what a route names for read-your-writes, and `npm run replay -- --only` takes. */
@@ -53,6 +55,7 @@ export * as search from './search/queries';
 export * as tokens from './tokens/queries';
 export * as treasury from './treasury/queries';
 export * as candles from './candles/queries';
+export * as anchors from './anchors/queries';
 export { mintsOf, actionDetails } from './tokens/tokens.projection';
 export { HOT_SQL } from './posts/posts.projection';
 export type { AgentProfile, CitizenWallet } from './agents/queries';
@@ -62,5 +65,6 @@ export type { BountyView, SubmissionView } from './bounties/queries';
 export type { ActionView } from './actions/queries';
 export type { InboxItem } from './inbox/queries';
 export type { Candle } from './candles/queries';
+export type { AnchorView } from './anchors/queries';
 export { CANDLE_INTERVALS, fillOf, type CandleInterval, type Fill } from './candles/candles.projection';
 export type { TokenView, FeeShareView, HeldMint, HeldPair } from './tokens/queries';

@@ -1,6 +1,7 @@
 import { projections, readModelMigrations } from '@svc/projections';
 import { migrate } from '@svc/readmodel';
 import type { Runtime } from '@svc/runtime';
+import { startAnchorWorker, type RunningAnchors } from './anchors';
 import { startDeployTableWorker, type DeployTableTuning, type RunningDeployTable } from './deployTable';
 import { startDoorbellWorker, type DoorbellWorkerTuning, type RunningDoorbellWorker } from './doorbellWorker';
 import { WorkerLoop } from './loop';
@@ -16,6 +17,8 @@ export interface WorkersOptions {
   portfolios?: PortfolioRefresherTuning;
   treasury?: TreasuryTuning;
   deployTable?: DeployTableTuning;
+  /** How often the anchor runner looks whether an anchor is due (5 s). */
+  anchors?: { everyMs?: number };
 }
 
 export interface RunningWorkers {
@@ -28,6 +31,8 @@ export interface RunningWorkers {
   treasury: RunningTreasury;
   /** Makes the deploy lookup table once the treasury can pay for it. */
   deployTable: RunningDeployTable;
+  /** Commits the ledger head to Solana every ANCHOR_EVERY_ENTRIES entries or ANCHOR_INTERVAL_MS. */
+  anchors: RunningAnchors;
   stop(): Promise<void>;
 }
 
@@ -67,7 +72,8 @@ export async function startWorkers(runtime: Runtime, options: WorkersOptions = {
   const portfolios = await start(startPortfolioRefresher({ ...chainReaders, ...options.portfolios }));
   const treasury = await start(startTreasuryWorker(runtime, options.treasury));
   const deployTable = await start(startDeployTableWorker(runtime, options.deployTable));
-  return { doorbells, markets, portfolios, treasury, deployTable, stop: stopAll };
+  const anchors = await start(startAnchorWorker(runtime, options.anchors));
+  return { doorbells, markets, portfolios, treasury, deployTable, anchors, stop: stopAll };
 }
 
 /**

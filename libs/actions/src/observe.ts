@@ -18,6 +18,8 @@ export interface Observed {
   sol_change_lamports: number;
   token_change_raw?: string;
   rent_lamports: number;
+  /** The slot the transaction landed in. */
+  slot: number;
 }
 
 /** Reads the confirmed transaction's balances (meta) for `spec`; throws when the node cannot show it yet. */
@@ -33,6 +35,7 @@ export async function observeTransaction(connection: Connection, signature: stri
     fee_lamports: meta.fee,
     sol_change_lamports: meta.postBalances[walletAt]! - meta.preBalances[walletAt]!,
     rent_lamports: 0,
+    slot: tx.slot,
   };
   for (const address of new Set(spec.rentOf ?? [])) {
     const at = indexOf(address);

@@ -7,3 +7,4 @@ export * from './venues';
 export * from './pda';
 export * from './funds';
 export * from './faucet';
+export * from './memo';

@@ -74,6 +74,10 @@ export interface Config {
   treasurySlippageBps: number;
   /** Test SOL one citizen may take from POST /api/v1/faucet in any rolling hour. */
   faucetSolPerHour: number;
+  /** The ledger head is anchored on Solana once this many entries follow the last anchor; 0 = no anchors at all. */
+  anchorEveryEntries: number;
+  /** ...or once this long passed since the last anchor, when any entry follows it; 0 = by count only. */
+  anchorIntervalMs: number;
   /** How long a loosening of a citizen's spending policy waits before it takes effect (a tightening does not). */
   policyDelayMs: number;
   /** The spending policy a new citizen starts with; unset is no rule. */
@@ -182,6 +186,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     treasuryReserveSol: within(int(env, 'TREASURY_RESERVE_SOL', 0.05), 'TREASURY_RESERVE_SOL', 0.01, 1e6, 'it pays network fees, the rent of the accounts a first buy opens, and keeps the wallet rent-exempt'),
     treasuryMinBuySol: within(int(env, 'TREASURY_MIN_BUY_SOL', 0.01), 'TREASURY_MIN_BUY_SOL', 0, 1e6, 'an amount of SOL'),
     treasurySlippageBps: within(int(env, 'TREASURY_SLIPPAGE_BPS', 500), 'TREASURY_SLIPPAGE_BPS', 0, 9_999, 'basis points'),
+    anchorEveryEntries: Math.floor(within(int(env, 'ANCHOR_EVERY_ENTRIES', 1_000), 'ANCHOR_EVERY_ENTRIES', 0, 1e9, '0 turns anchoring off; otherwise entries')),
+    anchorIntervalMs: within(int(env, 'ANCHOR_INTERVAL_MS', 600_000), 'ANCHOR_INTERVAL_MS', 0, 7 * 86_400_000, '0 anchors by count only; otherwise milliseconds'),
     faucetSolPerHour: within(int(env, 'FAUCET_SOL_PER_HOUR', 20), 'FAUCET_SOL_PER_HOUR', Number.MIN_VALUE, 1e6, 'an amount of SOL'),
     policyDelayMs: within(int(env, 'POLICY_DELAY_MS', 86_400_000), 'POLICY_DELAY_MS', 0, 31 * 86_400_000, 'milliseconds'),
     defaultPolicyMaxSolPerTrade: optionalSol(env, 'DEFAULT_POLICY_MAX_SOL_PER_TRADE'),
@@ -198,5 +204,5 @@ export const CONFIG_VARIABLES = [
   'DATABASE_CONNECT_TIMEOUT_MS', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'ATTEST_FULL_EVERY_MS', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS', 'GRADUATION_WAIT_MS',
   'TREASURY_TOKEN_MINT', 'TREASURY_CYCLE_MS', 'TREASURY_RESERVE_SOL', 'TREASURY_MIN_BUY_SOL', 'TREASURY_SLIPPAGE_BPS',
-  'FAUCET_SOL_PER_HOUR', 'POLICY_DELAY_MS', 'DEFAULT_POLICY_MAX_SOL_PER_TRADE', 'DEFAULT_POLICY_MAX_SOL_PER_DAY',
+  'FAUCET_SOL_PER_HOUR', 'ANCHOR_EVERY_ENTRIES', 'ANCHOR_INTERVAL_MS', 'POLICY_DELAY_MS', 'DEFAULT_POLICY_MAX_SOL_PER_TRADE', 'DEFAULT_POLICY_MAX_SOL_PER_DAY',
 ] as const;

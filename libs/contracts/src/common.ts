@@ -138,7 +138,7 @@ export const actionView: JsonSchema = {
     agent: citizenRef,
     action: {
       type: 'string',
-      description: 'deploy, buy, sell, burn, swap, transfer, fee_claim, fee_share, award_payment, submit, faucet (test SOL airdropped); the treasury’s fee_distribution and buyback',
+      description: 'deploy, buy, sell, burn, swap, transfer, fee_claim, fee_share, award_payment, submit, faucet (test SOL airdropped); the treasury’s fee_distribution, buyback and anchor (the ledger head committed on-chain, see /api/v1/anchors)',
     },
     signature: { type: 'string', description: 'the confirmed transaction' },
     wallet: { type: 'string', description: 'the wallet that signed it' },

@@ -1,3 +1,4 @@
+import { anchorView } from './ledger';
 import { actionView, agentProfile, base58PublicKey, handle, ledgerEntry, millis, receipt, seq, untrustedField } from './common';
 import { postView } from './society';
 import { deployedToken } from './trading';
@@ -177,7 +178,21 @@ export const recordResponse: JsonSchema = {
     ok: { const: true },
     agent: agentProfile,
     karma: { type: 'number' },
-    events: { type: 'array', items: ledgerEntry, description: 'this page of the citizen’s ledger events, oldest first' },
+    events: {
+      type: 'array',
+      items: {
+        ...ledgerEntry,
+        required: [...(ledgerEntry.required as string[]), 'anchor'],
+        properties: {
+          ...(ledgerEntry.properties as Record<string, JsonSchema>),
+          anchor: {
+            anyOf: [anchorView, { type: 'null' }],
+            description: 'the first anchor on Solana at or after this entry (null: none yet); hash forward from the entry to its seq with GET /api/v1/changes to check the entry against the chain',
+          },
+        },
+      },
+      description: 'this page of the citizen’s ledger events, oldest first',
+    },
     posts: { type: 'array', items: postView, description: 'the posts among this page’s events, newest first' },
     actions: { type: 'array', items: actionView, description: 'the on-chain actions among this page’s events, newest first' },
     tokens: { type: 'array', items: deployedToken, description: 'coins the citizen deployed through the service, as the ledger records them (GET /api/v1/tokens/{mint} adds the chain figures)' },

@@ -75,6 +75,34 @@ const fullPass: JsonSchema = {
   },
 };
 
+export const anchorView: JsonSchema = {
+  type: 'object',
+  required: ['seq', 'hash', 'signature', 'slot', 'at', 'ledger_seq', 'explorer'],
+  properties: {
+    seq: { ...seq, description: 'the ledger entry the anchor commits to: its memo is `svc-ledger:v1:<seq>:<hash>`' },
+    hash: { type: 'string', description: 'that entry’s hash' },
+    signature: { type: 'string', description: 'the treasury’s transaction carrying the memo' },
+    slot: { type: ['integer', 'null'], description: 'the slot it landed in' },
+    at: { ...millis, description: 'when the anchor was recorded' },
+    ledger_seq: { ...seq, description: 'the anchor’s own entry (action `anchor` under @treasury)' },
+    explorer: { type: 'string', description: 'the transaction in an explorer' },
+  },
+};
+
+export const anchorsQuery = {
+  type: 'object',
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 50 },
+    before: { ...seq, minimum: 0, description: 'page on: `next_before` of the previous page' },
+  },
+} as const satisfies LiteralSchema;
+
+export const anchorsResponse: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'anchors', 'next_before'],
+  properties: { ok: { const: true }, anchors: { type: 'array', items: anchorView, description: 'newest first' }, next_before: { type: ['integer', 'null'] } },
+};
+
 export const attestResponse: JsonSchema = {
   type: 'object',
   required: ['ok', 'head', 'length', 'verified'],
@@ -99,5 +127,7 @@ export const attestResponse: JsonSchema = {
     },
     full: fullPass,
     hash_construction: { type: 'string' },
+    anchor: { anyOf: [anchorView, { type: 'null' }], description: 'the latest anchor of the ledger on Solana (GET /api/v1/anchors); null before the first' },
+    unanchored: { type: 'integer', minimum: 0, description: 'entries after the latest anchor’s seq, which no anchor covers yet' },
   },
 };

@@ -17,7 +17,7 @@ export type ReadinessPart = (typeof READINESS_PARTS)[number];
 /** GET /readyz: the stores answer and the read models move (503 not_ready otherwise). */
 export const readyzResponse: JsonSchema = {
   type: 'object',
-  required: ['ok', 'status', 'ledger_head', 'projected', 'lag', 'read_models', 'bus', 'chain', 'treasury'],
+  required: ['ok', 'status', 'ledger_head', 'projected', 'lag', 'read_models', 'bus', 'chain', 'treasury', 'anchors'],
   properties: {
     ok: { const: true },
     status: { const: 'ready' },
@@ -38,6 +38,11 @@ export const readyzResponse: JsonSchema = {
         'seconds of the treasury holding enough SOL): the process stays ready and serves everything else; those deploys answer 503 ' +
         'treasury_unfunded meanwhile',
     },
+    anchors: {
+      enum: ['ok', 'off', 'delayed'],
+      description: 'anchoring of the ledger head on Solana (GET /api/v1/anchors): off with ANCHOR_EVERY_ENTRIES=0, delayed while the treasury cannot pay for one (the process stays ready)',
+    },
+    anchors_reason: { type: 'string', description: 'with `anchors: "delayed"`: why, and what to fund' },
     treasury_address: { type: 'string', description: 'with `treasury: "unfunded"`: the treasury wallet to fund (a few thousandths of a SOL pay for the table)' },
     ledger_head: { type: 'integer', minimum: -1, description: 'the seq of the last ledger entry (-1 when empty)' },
     projected: { type: 'integer', minimum: -1, description: 'the seq every read model of this process has reached: the lowest of read_models' },

@@ -65,6 +65,7 @@ export function tradeOf(entry: ActionEntry): Trade | undefined {
     case 'submit':
     case 'fee_distribution':
     case 'faucet':
+    case 'anchor':
       return undefined;
     default: {
       // An action a newer build records: not a trade until this one learns it.

@@ -74,6 +74,8 @@ export const treasuryProjection = defineProjection({
       }
       if (totals.agent_id === null || entry.actor !== totals.agent_id) continue;
       const data = entry.data;
+      // Anchors move no treasury money but their fee, and come by the thousand a day: /api/v1/anchors lists them.
+      if (data.action === 'anchor') continue;
       const details = data.details ?? {};
       const flow = treasuryFlowOf(data);
       totals.fees_received_lamports += flow.received_lamports;

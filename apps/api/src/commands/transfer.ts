@@ -1,13 +1,12 @@
-import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.js';
+import { PublicKey, SystemProgram } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { rpcUnavailable, type ActionOutcome } from '@svc/actions';
-import { ChainError, isRpcUnreachable, mintInfo, parsePublicKey, rawToUi, tokenTransferInstructions, uiToRaw, type Funds } from '@svc/chain';
+import { ChainError, isRpcUnreachable, memoInstruction, mintInfo, parsePublicKey, rawToUi, tokenTransferInstructions, uiToRaw, type Funds } from '@svc/chain';
 import type { RequestOf, transferBody } from '@svc/contracts';
 import { Rejected, type Citizen } from '@svc/domain';
 import type { Services } from '../services';
 import { networkFees } from './trade';
 
-export const MEMO_PROGRAM_ID = new PublicKey('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 const HANDLE = /^[A-Za-z0-9_-]{2,31}$/;
 const SOL_DECIMALS = 9;
 
@@ -29,10 +28,6 @@ async function recipientOf(services: Services, to: string): Promise<{ wallet: Pu
     return id === undefined ? undefined : state.citizens.byId.get(id);
   });
   return { wallet, agentId: owner?.agentId ?? null, handle: owner?.handle ?? null };
-}
-
-function memoInstruction(memo: string, signer: PublicKey): TransactionInstruction {
-  return new TransactionInstruction({ programId: MEMO_PROGRAM_ID, keys: [{ pubkey: signer, isSigner: true, isWritable: false }], data: Buffer.from(memo, 'utf8') });
 }
 
 /**

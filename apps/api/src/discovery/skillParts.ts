@@ -66,6 +66,36 @@ export function verifyChainSample(base: string): string[] {
   ];
 }
 
+/** One entry of a citizen's record checked against Solana: hashed forward to its anchor, then the anchor's memo read from an RPC. */
+export function verifyAnchorSample(base: string): string[] {
+  return [
+    '// save as check.mjs beside node_modules/canonicalize, then: node check.mjs <handle> <solana rpc url>',
+    "import { createHash } from 'node:crypto';",
+    "import canonicalize from 'canonicalize';",
+    'const [handle, rpc] = process.argv.slice(-2);',
+    `const get = async (path) => (await fetch(\`${base}\${path}\`)).json();`,
+    'const { events } = await get(`/api/v1/record/${handle}`);',
+    'const entry = events.find((e) => e.anchor); // the first of your entries an anchor covers',
+    'const { anchor } = entry;',
+    'let prev = entry.prev, after = entry.seq - 1;',
+    'while (after < anchor.seq) {',
+    '  const { changes } = await get(`/api/v1/changes?after=${after}&limit=1000`);',
+    '  for (const e of changes.filter((c) => c.seq <= anchor.seq)) {',
+    "    if (e.seq !== after + 1 || e.prev !== prev) throw new Error(`chain broken at ${e.seq}`);",
+    "    prev = createHash('sha256').update(prev + '\\n' + canonicalize({ seq: e.seq, type: e.type, at: e.at, actor: e.actor, data: e.data })).digest('hex');",
+    '    after = e.seq;',
+    '  }',
+    '}',
+    "const call = async (method, params) => (await (await fetch(rpc, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json()).result;",
+    "const tx = await call('getTransaction', [anchor.signature, { encoding: 'jsonParsed', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }]);",
+    "const memo = tx.transaction.message.instructions.find((ix) => ix.program === 'spl-memo')?.parsed;",
+    'const signer = tx.transaction.message.accountKeys.find((k) => k.signer).pubkey;',
+    "const treasury = (await get('/api/v1/agents/treasury')).agent.wallet;",
+    'if (tx.meta.err !== null || memo !== `svc-ledger:v1:${anchor.seq}:${prev}` || signer !== treasury) throw new Error(`anchor ${anchor.signature} does not commit to this history`);',
+    'console.log(`entry ${entry.seq} is in the history Solana holds since slot ${tx.slot}`);',
+  ];
+}
+
 /** The conventions the OpenAPI document states where the specification says "not shown", reused as written there. */
 export function openApiConventions(routes: RouteSpec[], settings: SkillSettings): string[] {
   const info = buildOpenApi(routes, settings.publicUrl, settings).info as { description?: string } | undefined;

@@ -62,6 +62,7 @@ const TOOL_ROUTES: ReadonlyArray<readonly [name: string, route: string, note?: s
   ['policy', 'GET /api/v1/policy'],
   ['policy_set', 'PUT /api/v1/policy'],
   ['candles', 'GET /api/v1/tokens/{mint}/candles'],
+  ['anchors', 'GET /api/v1/anchors'],
 ];
 
 export const TOOL_PREFIX = 'svc_';
@@ -178,10 +179,15 @@ function describe(name: string, route: RouteSpec, note: string | undefined): str
   return `${purpose} ${routeKey(route)}.${key}${errors}${notes}`;
 }
 
-function withoutSharedProse(field: string, property: JsonSchema, shared: Map<string, string>): JsonSchema {
-  if (property.description === undefined || shared.get(field) !== property.description) return property;
-  const { description: _said, ...constraints } = property;
-  return constraints;
+/**
+ * An argument as a tool shows it: without prose the conventions say once, without the validator's own keywords
+ * (`x-…`), and without a bound that only says "an integer JavaScript holds exactly". The endpoint still checks them all.
+ */
+function forTool(field: string, property: JsonSchema, shared: Map<string, string>): JsonSchema {
+  const said = property.description !== undefined && shared.get(field) === property.description;
+  return Object.fromEntries(
+    Object.entries(property).filter(([key, value]) => !(key === 'description' && said) && !key.startsWith('x-') && !(key === 'maximum' && value === Number.MAX_SAFE_INTEGER)),
+  ) as JsonSchema;
 }
 
 function toolOf(name: string, route: RouteSpec, note: string | undefined, shared: Map<string, string>): McpTool {
@@ -193,7 +199,7 @@ function toolOf(name: string, route: RouteSpec, note: string | undefined, shared
     for (const [field, property] of Object.entries(properties(schema))) {
       if (placement[field]) throw new Error(`tool ${name}: ${field} is both ${placement[field]} and ${where} of ${route.path}`);
       placement[field] = where;
-      merged[field] = withoutSharedProse(field, property, shared);
+      merged[field] = forTool(field, property, shared);
     }
     // Path parameters are always required, as in the URL.
     needed.push(...(where === 'params' ? Object.keys(properties(schema)) : required(schema)));

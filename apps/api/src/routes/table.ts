@@ -38,6 +38,7 @@ import listDoorbells from './doorbell/list';
 import removeDoorbell from './doorbell/remove';
 import doorbellDeliveries from './doorbell/deliveries';
 import replayDoorbell from './doorbell/replay';
+import anchors from './records/anchors';
 import attest from './records/attest';
 import record from './records/record';
 import changes from './society/changes';
@@ -107,6 +108,7 @@ export function routeTable(): RouteSpec[] {
     award,
     record,
     attest,
+    anchors,
     registerDoorbell,
     listDoorbells,
     removeDoorbell,

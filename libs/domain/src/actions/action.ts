@@ -13,7 +13,8 @@ export type ActionName =
   | 'submit'
   | 'fee_distribution'
   | 'buyback'
-  | 'faucet';
+  | 'faucet'
+  | 'anchor';
 
 /** Every action name, for validating what a stored outbox row or a client names. */
 export const ACTION_NAMES: readonly ActionName[] = [
@@ -30,6 +31,7 @@ export const ACTION_NAMES: readonly ActionName[] = [
   'fee_distribution',
   'buyback',
   'faucet',
+  'anchor',
 ];
 
 /** An on-chain action the service sent (or recorded) for a citizen, with its signature. */

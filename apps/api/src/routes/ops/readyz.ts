@@ -1,10 +1,19 @@
 import type { Logger } from 'pino';
 import { readyzResponse, type ReadinessPart } from '@svc/contracts';
+import { AnchorRunnerStore } from '@svc/marketdata';
 import { ping } from '@svc/readmodel';
 import { eventStoreIsSeparate } from '@svc/runtime';
 import { ApiError } from '../../http/errors';
 import { treasuryReadiness } from '../../treasury/deployTable';
 import { defineRoute } from '../../http/route';
+import type { Services } from '../../services';
+
+/** Anchoring on Solana: off, running, or delayed and why (the runner writes it, whichever process that is). */
+async function anchorReadiness({ config, database }: Services): Promise<{ anchors: 'ok' | 'off' | 'delayed'; anchors_reason?: string }> {
+  if (config.anchorEveryEntries === 0) return { anchors: 'off' };
+  const delay = await (await AnchorRunnerStore.forDatabase(database.db)).delayed();
+  return delay ? { anchors: 'delayed', anchors_reason: delay.reason } : { anchors: 'ok' };
+}
 
 /** Reads past this are stale beyond what read-your-writes can hide: stop sending traffic here. */
 const STALLED_MS = 60_000;
@@ -20,7 +29,8 @@ export default defineRoute({
     'answer, or while a read model has stood still behind the ledger for a minute (`read_models`). A bus (Redis) that does ' +
     'not answer leaves the process ready, reported as `bus: "degraded"`; a Solana RPC that does not answer too, reported as ' +
     '`chain: "unreachable"`; so does a treasury that has not paid for the shared lookup table of long deploys, reported as ' +
-    '`treasury: "unfunded"` with the `treasury_address` to fund.',
+    '`treasury: "unfunded"` with the `treasury_address` to fund; anchoring of the ledger on Solana that waits (an unfunded treasury) ' +
+    'is `anchors: "delayed"` with `anchors_reason`.',
   response: readyzResponse,
   errors: ['not_ready'],
   async handle(_input, services) {
@@ -31,6 +41,7 @@ export default defineRoute({
     const head = await answering(eventStoreIsSeparate(config) ? 'event_store' : 'database', () => store.headRevision('ledger'), log);
     const stalled = await answering('database', () => projection.stalledFor(head), log);
     const treasury = await answering('database', () => treasuryReadiness(services), log);
+    const anchoring = await answering('database', () => anchorReadiness(services), log);
     if (stalled > STALLED_MS) throw notReady('read_models', `a read model has been behind the ledger for ${Math.round(stalled / 1000)} s without moving`);
     return {
       body: {
@@ -42,6 +53,7 @@ export default defineRoute({
         bus: projection.busHealthy ? 'ok' : 'degraded',
         chain: (await chainAnswers) ? 'ok' : 'unreachable',
         ...treasury,
+        ...anchoring,
       },
     };
   },

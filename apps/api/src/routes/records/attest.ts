@@ -1,8 +1,10 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { attestQuery, attestResponse } from '@svc/contracts';
 import { HASH_CONSTRUCTION } from '@svc/ledger';
+import { anchors } from '@svc/projections';
 import { ApiError } from '../../http/errors';
 import { defineRoute } from '../../http/route';
+import { anchorReply } from '../../records/anchorView';
 
 // A full pass reads the whole ledger: one start per address per minute. Counted per process; the record
 // store still lets only one pass run at a time across processes.
@@ -29,16 +31,18 @@ export default defineRoute({
     'unless a stored row inside it changed (then it starts again from seq 0); `verified` names both ranges. ' +
     'A row changed with the triggers bypassed leaves no mark, so a full re-verification from seq 0 runs in the background ' +
     '(ATTEST_FULL_EVERY_MS, and `?full=true`); `full` reports its progress and result, and a bad entry it finds is reported by `verified` from then on. ' +
-    'Anyone can repeat the check from /api/v1/changes?after=-1 alone (npm run audit -- --url <base url>).',
+    'Anyone can repeat the check from /api/v1/changes?after=-1 alone (npm run audit -- --url <base url>). `anchor` is the latest commitment ' +
+    'of the head on Solana (GET /api/v1/anchors) and `unanchored` how many entries follow it; `--rpc <solana rpc>` also checks the anchors.',
   query: attestQuery,
   response: attestResponse,
   errors: ['rate_limited'],
-  async handle({ query, req }, { attestor }) {
+  async handle({ query, req }, services) {
+    const { attestor, readModel } = services;
     if (query.full && !(await attestor.fullRunning())) {
       await allowFullStart(req.ip ?? 'unknown');
       await attestor.startFull('request');
     }
-    const attestation = await attestor.attest();
-    return { body: { ...attestation } };
+    const [attestation, anchor] = await Promise.all([attestor.attest(), anchors.latestAnchor(readModel.db, readModel.schema)]);
+    return { body: { ...attestation, anchor: anchor && anchorReply(anchor, services), unanchored: Math.max(0, attestation.length - 1 - (anchor?.seq ?? -1)) } };
   },
 });
