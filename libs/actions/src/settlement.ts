@@ -23,7 +23,6 @@ import type { ActionOutcome, RecordTemplate } from './request';
  * process live but hang: longer than a blockhash lives (150 blocks, 60-90 s) plus the confirmation, so a live
  * sender is never second-guessed. A process that dies is seen gone at once (its liveness).
  */
-
 export const ACTION_LEASE_MS = 120_000;
 /** When a recovery pass could not settle a row (RPC or ledger unreachable), it looks again after this. */
 export const RETRY_MS = 30_000;
