@@ -10,7 +10,8 @@
  * The service (startEmbedded: API, projector, workers, bundled chain) runs in this process on a fresh
  * PostgreSQL database and a fresh Redis prefix, both removed at the end; the clients share its event loop,
  * as the baseline's senders share the chain's. BENCH_SECONDS (5) measured per round after
- * BENCH_WARMUP_SECONDS (1), BENCH_ROUNDS (3). Writes .bench/transfer-<timestamp>.json.
+ * BENCH_WARMUP_SECONDS (1), BENCH_ROUNDS (3). BENCH_RPC_DELAY_MS=40 puts both sides behind an RPC hop that answers
+ * every call that much later, as a hosted RPC would. Writes .bench/transfer-<timestamp>.json.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -18,13 +19,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
-import { recentBlockhash, sendAndConfirm, signTransaction, type RecentBlockhash } from '@svc/chain';
+import { SolanaChain, recentBlockhash, sendAndConfirm, signTransaction, type RecentBlockhash } from '@svc/chain';
 import { REDIS_URL, freshDatabase, tempDir, testConfig } from '../test/support/env';
 import { call } from '../test/support/http';
 import { closeConnection } from '../test/support/localnet';
 import { startEmbedded, type RunningServer } from './embedded';
 import { deleteRedisKeys, runBench, type Cleanup } from './bench/cleanup';
 import { runLoad } from './bench/load';
+import { delayedRpc } from './bench/rpcDelay';
 import { fixed, table } from './bench/report';
 import { setting } from './bench/settings';
 import { STAGE, breakdownOf, chainStages, instrumentPipeline, stagesOf, timeCalls, traces, type Trace } from './bench/transferTrace';
@@ -39,6 +41,8 @@ const MAX_REQUESTS_PER_ROUND = 20_000;
 const REQUEST_TIMEOUT_MS = 30_000;
 const STARTUP_TIMEOUT_MS = 90_000;
 const FUND_SOL = 10;
+/** BENCH_RPC_DELAY_MS=40: every RPC call of both sides answers that much later, as from a hosted RPC. */
+const RPC_DELAY_MS = setting('BENCH_RPC_DELAY_MS', 0, 0);
 const PATH = '/api/v1/transfer';
 
 type Target = 'baseline' | 'pipeline' | 'pipeline, one wallet';
@@ -213,7 +217,16 @@ async function main(cleanup: Cleanup): Promise<void> {
   // The recovery pass would only find rows a failed request left; an hour keeps it out of the measurement.
   const server = await startEmbedded(config, { outboxRecoveryEveryMs: 3_600_000 });
   cleanup.add('stop the service', () => server.close());
-  const { rpcUrl, wsUrl } = server.services.chain.options;
+  let { rpcUrl } = server.services.chain.options;
+  const { wsUrl } = server.services.chain.options;
+  if (RPC_DELAY_MS > 0) {
+    const hop = await delayedRpc(rpcUrl, RPC_DELAY_MS);
+    cleanup.add('stop the delayed RPC', () => hop.close());
+    rpcUrl = hop.url;
+    const local = server.services.chain;
+    server.services.chain = new SolanaChain({ ...local.options, rpcUrl, wsUrl });
+    cleanup.add('close the delayed chain connection', () => server.services.chain.close());
+  }
   // The baseline's own connection to the same chain, set up as the service's is.
   const direct = new Connection(rpcUrl, { commitment: 'confirmed', wsEndpoint: wsUrl });
   cleanup.add('close the baseline connection', () => closeConnection(direct));
@@ -274,6 +287,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   const title =
     `SOL transfer, ${CLIENTS} concurrent clients: POST ${PATH} through the action pipeline against web3.js send-and-confirm straight ` +
     `to the same in-process chain; ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured per round, ${ROUNDS} round(s) per target alternated; ` +
+    `${RPC_DELAY_MS > 0 ? `every RPC call ${RPC_DELAY_MS} ms later (BENCH_RPC_DELAY_MS); ` : ''}` +
     `${os.cpus().length} CPUs, load average ${loadAverage.join(' ')} at start, node ${process.version}`;
   const rows = rounds.map((r) => [r.target, String(r.round), fixed(r.tps, 0), fixed(r.latencyMs.p50, 1), fixed(r.latencyMs.p99, 1), String(r.ok), String(r.errorCount)]);
   for (const target of TARGETS) {

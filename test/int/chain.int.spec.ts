@@ -1,12 +1,13 @@
 import bs58 from 'bs58';
 import { ComputeBudgetProgram, Keypair, SystemProgram, TransactionMessage, VersionedTransaction, type TransactionInstruction } from '@solana/web3.js';
 import {
+  BlockhashKeeper,
   ChainError,
   assertCanPay,
   balanceLamports,
   buildSolTransfer,
   confirmSignature,
-  feeLamports,
+  messageFee,
   isBlockhashExpired,
   keypairFromSecret,
   recentBlockhash,
@@ -38,7 +39,7 @@ describe('libs/chain against the local chain', () => {
   async function signedTransfer(from: Keypair, to: WalletAddress, lamports: bigint) {
     const recent = await recentBlockhash(net.connection);
     const transfer = buildSolTransfer({ from: from.publicKey, to, lamports }, recent);
-    const fee = await feeLamports(net.connection, transfer);
+    const fee = messageFee(transfer.message);
     return { fee, signed: signTransaction(transfer, [from], recent) };
   }
 
@@ -68,6 +69,61 @@ describe('libs/chain against the local chain', () => {
     expect(landed?.meta?.fee).toBe(5000);
     expect(landed?.meta?.err).toBeNull();
     expect(await signatureStatus(net.connection, signature)).toEqual({ state: 'confirmed', slot: expect.any(Number) });
+  });
+
+  it("computes a message's fee as the chain charges it, with and without a priority price and a unit limit", async () => {
+    const payer = Keypair.generate();
+    const cosigner = Keypair.generate();
+    const recent = await recentBlockhash(net.connection);
+    const transfer = SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: cosigner.publicKey, lamports: 1 });
+    const custom = { programId: Keypair.generate().publicKey, keys: [], data: Buffer.alloc(0) } as TransactionInstruction;
+    const price = (microLamports: number) => ComputeBudgetProgram.setComputeUnitPrice({ microLamports });
+    const limit = (units: number) => ComputeBudgetProgram.setComputeUnitLimit({ units });
+    const cases: TransactionInstruction[][] = [
+      [transfer],
+      [price(0), transfer],
+      [price(1_234_567), transfer],
+      [price(1_234_567), transfer, custom],
+      [limit(150_000), price(999), transfer, custom],
+      [limit(2_000_000), price(10_000), custom],
+      [price(50_000), SystemProgram.transfer({ fromPubkey: cosigner.publicKey, toPubkey: payer.publicKey, lamports: 1 }), transfer],
+    ];
+    for (const [i, instructions] of cases.entries()) {
+      const message = new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: recent.blockhash, instructions }).compileToV0Message();
+      const { value } = await net.connection.getFeeForMessage(message, 'confirmed');
+      expect([i, messageFee(message)]).toEqual([i, BigInt(value!)]);
+    }
+  });
+
+  it('keeps one recent blockhash for every action: read once however many ask, refreshed in the background, never stale', async () => {
+    let reads = 0;
+    const counted = new Proxy(net.connection, {
+      get(target, name, receiver) {
+        if (name === 'getLatestBlockhash') reads += 1;
+        return Reflect.get(target, name, receiver);
+      },
+    });
+    let now = 0;
+    const keeper = new BlockhashKeeper(() => counted, () => now);
+    const first = await Promise.all(Array.from({ length: 50 }, () => keeper.recent()));
+    expect([reads, new Set(first.map((r) => r.blockhash)).size]).toEqual([1, 1]);
+    now = 900;
+    expect(await keeper.recent()).toEqual(first[0]);
+    expect(reads).toBe(1);
+    // Older than a second: still handed out at once, while one read brings a newer one for the next caller.
+    now = 2_000;
+    expect(await keeper.recent()).toEqual(first[0]);
+    expect(reads).toBe(2);
+    // Older than five seconds: nobody gets it any more; the caller waits for a fresh read (the one in flight, if any).
+    now = 9_000;
+    const fresh = await keeper.recent();
+    expect(reads).toBeLessThanOrEqual(3);
+    expect(await isBlockhashExpired(net.connection, fresh.lastValidBlockHeight)).toBe(false);
+    // With no read in flight, a blockhash that old is never handed out: the caller waits for the read.
+    const settled = reads;
+    now = 20_000;
+    await keeper.recent();
+    expect(reads).toBe(settled + 1);
   });
 
   it('maps a transfer larger than the balance to insufficient, with the program logs, and moves nothing', async () => {

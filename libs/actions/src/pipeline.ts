@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { Keypair, PublicKey, TransactionMessage, VersionedTransaction, type Connection } from '@solana/web3.js';
 import { monotonicFactory } from 'ulid';
 import {
+  BlockhashKeeper,
   assertFunds,
   encodeUnsigned,
-  feeLamports,
   keypairFromSecret,
-  recentBlockhash,
+  messageFee,
   signTransaction,
   withReference,
   type RecentBlockhash,
@@ -64,6 +64,7 @@ export class ActionPipeline {
   private readonly recovery: OutboxRecovery;
   private readonly submissions: Submissions;
   private readonly owed = new OwedWrites(OWED_RETRY_MS);
+  private readonly blockhashes = new BlockhashKeeper(() => this.connection);
 
   constructor(private readonly deps: PipelineDeps) {
     this.settlement = new Settlement(deps);
@@ -100,7 +101,7 @@ export class ActionPipeline {
   /** Takes the request's outbox row, unless an earlier attempt under its key has one (then finishes that) or a live action holds its hold. */
   async reserve(request: ActionRequest): Promise<Reservation> {
     // Looked up while the row is reserved: a blockhash is only a freshness token, so it needs no decision first.
-    let recent: Promise<RecentBlockhash> | undefined = settledLater(recentBlockhash(this.connection));
+    let recent: Promise<RecentBlockhash> | undefined = settledLater(this.blockhashes.recent());
     for (let attempt = 0; attempt < 5; attempt++) {
       const id = `act_${ulid()}`;
       const attemptId = ulid();
@@ -122,7 +123,7 @@ export class ActionPipeline {
           await this.owed.sayOrOwe(id, () => this.deps.outbox.release(id, attemptId)).catch(() => undefined);
           throw error;
         });
-      if (reserved.ok) return { kind: 'reserved', request, id, attemptId, recent: recent ?? settledLater(recentBlockhash(this.connection)) };
+      if (reserved.ok) return { kind: 'reserved', request, id, attemptId, recent: recent ?? settledLater(this.blockhashes.recent()) };
       const holder = reserved.holder;
       // Whatever comes next may take long enough for that blockhash to age: a later attempt asks again.
       recent = undefined;
@@ -235,7 +236,7 @@ export class ActionPipeline {
   }
 
   private async checkFunds(request: ActionRequest, transaction: VersionedTransaction): Promise<void> {
-    if (request.funds) await assertFunds(this.connection, new PublicKey(request.wallet), request.funds, settledLater(feeLamports(this.connection, transaction)));
+    if (request.funds) await assertFunds(this.connection, new PublicKey(request.wallet), request.funds, messageFee(transaction.message));
   }
 
   private compile(wallet: string, built: BuiltTransaction, recent: RecentBlockhash, instructions = built.instructions): VersionedTransaction {

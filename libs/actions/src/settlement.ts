@@ -23,17 +23,17 @@ import type { ActionOutcome, RecordTemplate } from './request';
  * process live but hang: longer than a blockhash lives (150 blocks, 60-90 s) plus the confirmation, so a live
  * sender is never second-guessed. A process that dies is seen gone at once (its liveness).
  */
+export const ACTION_LEASE_MS = 120_000;
+/** When a recovery pass could not settle a row (RPC or ledger unreachable), it looks again after this. */
+export const RETRY_MS = 30_000;
+/** How soon a recovery pass looks on-chain for a handed-out transaction the citizen may have sent by now. */
+export const UNSIGNED_CHECK_MS = 5_000;
 
 /**
  * Test-only: set to an action's name in a process's environment, it kills that process with SIGKILL right after a
  * transaction of that action confirmed and before it is recorded, so a test can show recovery records it once.
  */
 export const SIGKILL_AFTER_SEND_ENV = 'TEST_ONLY_SIGKILL_AFTER_SEND';
-export const ACTION_LEASE_MS = 120_000;
-/** When a recovery pass could not settle a row (RPC or ledger unreachable), it looks again after this. */
-export const RETRY_MS = 30_000;
-/** How soon a recovery pass looks on-chain for a handed-out transaction the citizen may have sent by now. */
-export const UNSIGNED_CHECK_MS = 5_000;
 
 export interface PipelineDeps {
   /** The chain as it stands now (a process may swap it, e.g. when the bundled chain starts). */

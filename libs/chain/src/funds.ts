@@ -19,7 +19,7 @@ export interface Funds {
 }
 
 /** Refuses, before anything is signed, a transaction whose fee payer cannot cover `funds` and `fee`. */
-export async function assertFunds(connection: Connection, wallet: PublicKey, funds: Funds, fee: Promise<bigint>): Promise<void> {
+export async function assertFunds(connection: Connection, wallet: PublicKey, funds: Funds, fee: bigint | Promise<bigint>): Promise<void> {
   const { tokens } = funds;
   const [held, opening] = await Promise.all([
     tokens ? tokenBalanceRaw(connection, wallet, tokens.mint, tokens.tokenProgram) : undefined,

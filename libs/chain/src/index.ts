@@ -8,3 +8,5 @@ export * from './pda';
 export * from './funds';
 export * from './faucet';
 export * from './memo';
+export * from './fees';
+export * from './blockhash';

@@ -84,13 +84,6 @@ export function buildSolTransfer(
   return new VersionedTransaction(message);
 }
 
-/** The network fee of a transaction's message at its blockhash (5,000 lamports a signature plus priority). */
-export async function feeLamports(connection: Connection, transaction: VersionedTransaction): Promise<bigint> {
-  const { value } = await connection.getFeeForMessage(transaction.message, 'confirmed');
-  // null means the blockhash is unknown to the node; the base fee is what such a message costs once rebuilt.
-  return BigInt(value ?? 5000 * transaction.message.header.numRequiredSignatures);
-}
-
 /**
  * Refuses (ChainError `insufficient`) a payment the wallet cannot make: it must hold the amount plus the
  * fee, and keep either nothing or at least the rent-exempt minimum, which the runtime enforces.
