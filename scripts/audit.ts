@@ -182,7 +182,7 @@ async function auditAnchors(base: string, rpc: AuditRpc, state: ChainState & { f
 async function audit(base: string, rpcUrl: string | undefined): Promise<Verdict> {
   const initial = await fetchAttestation(base);
   const progress = startProgress(initial.length);
-  const facts = rpcUrl ? new LedgerFacts() : undefined;
+  const facts = rpcUrl ? new LedgerFacts(initial.length) : undefined;
   const state: ChainState = { count: 0, head: GENESIS_HASH, facts };
   try {
     await walkChanges(base, state, progress.update);

@@ -1,6 +1,8 @@
 import type { LedgerEntry } from '@svc/ledger';
 
 const HASH_BYTES = 32;
+/** Room for entries appended while the audit walks, before the buffer grows. */
+const SLACK_ENTRIES = 1024;
 const TREASURY_HANDLE = 'treasury';
 
 /** An anchor as the ledger records it: the `anchor` action of @treasury. */
@@ -19,10 +21,15 @@ export interface RecordedAnchor {
  * treasury the ledger registers, and the anchors it records.
  */
 export class LedgerFacts {
-  private hashes = Buffer.alloc(HASH_BYTES * 1024);
+  private hashes: Buffer;
   private count = 0;
   treasury: { wallet: string; agentId: string } | undefined;
   readonly recorded: RecordedAnchor[] = [];
+
+  /** `expected`: the length the service attests, so that the buffer is allocated once, not doubled past it. */
+  constructor(expected = 0) {
+    this.hashes = Buffer.alloc(HASH_BYTES * (expected + SLACK_ENTRIES));
+  }
 
   get length(): number {
     return this.count;
@@ -32,7 +39,7 @@ export class LedgerFacts {
   add(entry: LedgerEntry): void {
     if (entry.seq !== this.count) throw new Error(`ledger facts: seq ${entry.seq} after ${this.count - 1}`);
     if ((this.count + 1) * HASH_BYTES > this.hashes.length) {
-      const grown = Buffer.alloc(this.hashes.length * 2);
+      const grown = Buffer.alloc(Math.ceil((this.hashes.length * 1.5) / HASH_BYTES) * HASH_BYTES);
       this.hashes.copy(grown);
       this.hashes = grown;
     }
