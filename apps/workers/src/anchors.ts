@@ -163,8 +163,9 @@ class AnchorWorker implements RunningAnchors {
         agentId: treasury.agentId,
         wallet: treasury.wallet,
         sign: true,
-        // The same head is anchored once, however often it is decided again (a retry resumes the row it has).
-        idempotencyKey: `anchor:${seq}`,
+        // The same head is anchored once, however often it is decided again (a retry resumes the row it has); the hash
+        // is in the key so that a ledger cut back and grown again anew is anchored anew at a seq anchored before.
+        idempotencyKey: `anchor:${seq}:${hash}`,
         record: { type: 'RecordAction', agentId: treasury.agentId, data: { action: 'anchor', wallet: treasury.wallet, details }, observe: { wallet: treasury.wallet } },
         summary: details,
         build: { kind: 'instructions', transaction: { instructions: [memoInstruction(memo, new PublicKey(treasury.wallet))] } },
