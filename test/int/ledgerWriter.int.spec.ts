@@ -61,6 +61,30 @@ describe('the ledger writer', () => {
     expect((await new Attestor(store).attest()).verified).toMatchObject({ ok: true, checked: 300 });
   }, 60_000);
 
+  it("commits a command's alongside work in its append's transaction, with each command's own entries, or neither", async () => {
+    const { database, store } = await open();
+    await sql`create table side (tag text primary key, seq bigint not null)`.execute(database.db);
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);
+    await writer.start();
+    const note = (tag: string) => async (trx: Parameters<NonNullable<Parameters<typeof writer.executeAtHead>[1]>>[0], entries: Array<{ seq: number }>) => {
+      await sql`insert into side (tag, seq) values (${tag}, ${entries.at(-1)!.seq})`.execute(trx);
+    };
+    // Batched together: each work sees its own command's entries, all in the one append.
+    const outcomes = await Promise.all(['a', 'b', 'c'].map((tag) => writer.executeAtHead(register(tag), note(tag))));
+    const seqOf = (o: (typeof outcomes)[number]) => (o.ok ? o.entries.at(-1)!.seq : -1);
+    const rows = (await sql<{ tag: string; seq: string }>`select tag, seq from side order by tag`.execute(database.db)).rows.map((r) => [r.tag, Number(r.seq)]);
+    expect(rows).toEqual([['a', seqOf(outcomes[0]!)], ['b', seqOf(outcomes[1]!)], ['c', seqOf(outcomes[2]!)]]);
+    // A command that appends nothing runs nothing; a work that fails takes the append down with it.
+    expect(await writer.executeAtHead(register('a2', 'handle-a'), note('refused'))).toMatchObject({ ok: true });
+    expect(await writer.executeAtHead(register('a3', 'handle-a'), note('never'))).toMatchObject({ ok: false, rejection: { code: 'handle_taken' } });
+    const failing = writer.executeAtHead(register('d'), async () => {
+      throw new Error('the side write failed');
+    });
+    await expect(failing).rejects.toThrow('the side write failed');
+    expect(await verifyStoredChain(store)).toBe(4);
+    expect((await sql<{ tag: string }>`select tag from side order by tag`.execute(database.db)).rows.map((r) => r.tag)).toEqual(['a', 'b', 'c', 'refused']);
+  });
+
   it('refuses one command of a batch without touching the others', async () => {
     const { store } = await open();
     const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);

@@ -1,4 +1,5 @@
 import { VersionedTransaction } from '@solana/web3.js';
+import type { Kysely } from 'kysely';
 import {
   ChainError,
   explorerUrl,
@@ -44,6 +45,8 @@ export interface PipelineDeps {
   walletSecret(agentId: string): Promise<Uint8Array | undefined>;
   /** The time spending policies are decided at: a pending loosening's `effective_at`, the UTC day of a day cap. */
   clock: () => number;
+  /** The outbox and the ledger share a database: a record and its row's `done` commit in one transaction. */
+  closeWithRecord?: boolean;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -216,7 +219,13 @@ export class Settlement {
   async record(row: OutboxRow): Promise<{ seq: number; hash: string } | null> {
     const signature = row.signature!;
     const command = await this.commandFor(row.record as RecordTemplate, signature, row.id);
-    const outcome = await this.deps.writer.executeAtHead(command);
+    // The hash of the append the row was closed in: an attempt rolled back (a conflict decided again) may have run it too.
+    let closedWith: string | undefined;
+    const close = async (trx: Kysely<any>, entries: LedgerEntry[]) => {
+      const last = entries.at(-1)!;
+      closedWith = (await this.deps.outbox.markDoneIn(trx, row.id, { seq: last.seq, hash: last.hash })) ? last.hash : undefined;
+    };
+    const outcome = await this.deps.writer.executeAtHead(command, this.deps.closeWithRecord ? close : undefined);
     if (!outcome.ok) {
       this.deps.log.error({ id: row.id, signature, rejection: outcome.rejection }, 'confirmed on-chain but the ledger refused the record');
       await this.deps.outbox.markRejected(row.id, { code: outcome.rejection.code, message: outcome.rejection.message, details: { ...outcome.rejection.details, signature } });
@@ -224,7 +233,8 @@ export class Settlement {
     }
     const last = outcome.entries.at(-1);
     const receipt = last ? { seq: last.seq, hash: last.hash } : ((await this.deps.outbox.get(row.id))?.receipt ?? (await recordedReceipt(this.deps, signature)));
-    await this.deps.outbox.markDone(row.id, receipt);
+    // Closed with the append when it could be; otherwise (a record another attempt landed, a store apart) now.
+    if (!last || closedWith !== last.hash) await this.deps.outbox.markDone(row.id, receipt);
     return receipt;
   }
 

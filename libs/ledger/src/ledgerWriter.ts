@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { sealAndEncode, type LedgerEntry } from './chain';
 import type { DecisionState, DecisionStateKind, StateHead, WriterLog } from './decisionState';
 import { type EventStore, WrongExpectedRevisionError } from './eventStore';
@@ -11,10 +12,18 @@ export type CommandOutcome = { ok: true; entries: LedgerEntry[] } | { ok: false;
 /** An outcome decided at the true head, with what the reply needs from the state it was decided against. */
 export type HeadOutcome<R> = { ok: true; entries: LedgerEntry[]; seen: R } | { ok: false; rejection: Rejection };
 
+/**
+ * Work that commits with a command's entries or not at all: run in the append's transaction (the batch's), given the
+ * entries this command appended. Not run when the command appends nothing, when the append turns out to be a retry
+ * of one already stored, or by a store without transactions: the caller sees that and does the work itself.
+ */
+export type Alongside = (trx: Kysely<any>, entries: LedgerEntry[]) => Promise<void>;
+
 interface Pending<C, R> {
   command: C;
   /** Whether the outcome carries what the model's `seen` reads (executeAtHead). */
   withSeen: boolean;
+  alongside?: Alongside;
   resolve(outcome: HeadOutcome<R> | CommandOutcome): void;
   reject(error: unknown): void;
 }
@@ -109,18 +118,23 @@ export class LedgerWriter<S, C, R = unknown> {
    * and "nothing to append" (another may have changed what this command repeats). Before giving one, the state
    * is synced and the command decided once more.
    */
-  async executeAtHead(command: C): Promise<HeadOutcome<R>> {
-    const outcome = await this.enqueue(command, true);
+  async executeAtHead(command: C, alongside?: Alongside): Promise<HeadOutcome<R>> {
+    const outcome = await this.enqueue(command, true, alongside);
     if (outcome.ok ? outcome.entries.length > 0 : !OVERTURNABLE.has(outcome.rejection.code)) return outcome;
     await this.sync();
-    return this.enqueue(command, true);
+    return this.enqueue(command, true, alongside);
+  }
+
+  /** Whether work can commit with an append (`alongside`): a store with transactions of its own. */
+  get appendsInTransaction(): boolean {
+    return this.store.kind !== 'esdb';
   }
 
   private enqueue(command: C, withSeen: false): Promise<CommandOutcome>;
-  private enqueue(command: C, withSeen: true): Promise<HeadOutcome<R>>;
-  private enqueue(command: C, withSeen: boolean): Promise<HeadOutcome<R> | CommandOutcome> {
+  private enqueue(command: C, withSeen: true, alongside?: Alongside): Promise<HeadOutcome<R>>;
+  private enqueue(command: C, withSeen: boolean, alongside?: Alongside): Promise<HeadOutcome<R> | CommandOutcome> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ command, withSeen, resolve, reject });
+      this.queue.push({ command, withSeen, alongside, resolve, reject });
       if (!this.flushing) void this.flush();
     });
   }
@@ -156,8 +170,12 @@ export class LedgerWriter<S, C, R = unknown> {
       }
       const last = entries[entries.length - 1]!;
       const head = { seq: last.seq, hash: last.hash, at };
+      const alongside = batch.flatMap((pending, i) => {
+        const outcome = outcomes[i]!;
+        return pending.alongside && outcome.ok && outcome.entries.length > 0 ? [(trx: Kysely<any>) => pending.alongside!(trx, outcome.entries)] : [];
+      });
       try {
-        await this.appendWithRetry(entries, encoded, head);
+        await this.appendWithRetry(entries, encoded, head, alongside);
       } catch (error) {
         journal.rollback();
         if (error instanceof WrongExpectedRevisionError && attempt < MAX_CONFLICT_RETRIES) {
@@ -232,11 +250,20 @@ export class LedgerWriter<S, C, R = unknown> {
   }
 
   /** An ambiguous store error is retried with the same event ids, so an append that did land is not doubled. */
-  private async appendWithRetry(entries: LedgerEntry[], encoded: string[], head: StateHead): Promise<void> {
+  private async appendWithRetry(entries: LedgerEntry[], encoded: string[], head: StateHead, alongside: Array<(trx: Kysely<any>) => Promise<void>>): Promise<void> {
     const events = entries.map((entry, i) => ({ id: randomUUID(), type: entry.type, data: encoded[i]! }));
     const headSeq = this.decisions.head.seq;
     const expected = headSeq === -1 ? 'no_stream' : headSeq;
-    const options = this.decisions.appendOptions(head);
+    const state = this.decisions.appendOptions(head);
+    const options =
+      alongside.length === 0 || !this.appendsInTransaction
+        ? state
+        : {
+            alongside: async (trx: Kysely<any>) => {
+              await state.alongside?.(trx);
+              for (const work of alongside) await work(trx);
+            },
+          };
     for (let attempt = 0; ; attempt++) {
       try {
         await this.store.append(LEDGER_STREAM, events, expected, options);

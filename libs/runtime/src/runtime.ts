@@ -22,7 +22,7 @@ import { entries } from '@svc/projections';
 import { Liveness, type SqlDatabase } from '@svc/readmodel';
 import { ChainOutbox, DoorbellStore, MediaStore, ServiceWallets, Vault, loadMasterKey } from '@svc/vault';
 import { buildDecisionStateInWorker } from './stateBuildThread';
-import { openStorage } from './storage';
+import { eventStoreIsSeparate, openStorage } from './storage';
 
 /** What every process of the service works with, built once from the configuration. */
 export interface Runtime {
@@ -210,6 +210,8 @@ export async function buildRuntime(configured: Config, log: Logger, options: Run
       walletSecret: async (agentId) => (await vault.walletSecret(agentId)) ?? (await treasurySecret(agentId)),
       log,
       clock: options.clock ?? Date.now,
+      // The outbox is in the read database: its row closes in the append's own transaction only when the ledger is there too.
+      closeWithRecord: !eventStoreIsSeparate(config),
     }),
     doorbells,
     media,

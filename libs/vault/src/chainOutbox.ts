@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { holderGone, migrate, type Liveness, type SqlDatabase } from '@svc/readmodel';
 import { chainOutboxMigrations } from './chainOutboxSchema';
 
@@ -246,6 +246,17 @@ export class ChainOutbox {
   /** On the ledger. */
   async markDone(id: string, receipt: { seq: number; hash: string } | null): Promise<boolean> {
     return this.moved(id, null, ['sent', 'rejected'], { state: 'done', receipt: receipt ? JSON.stringify(receipt) : null, error: null });
+  }
+
+  /** On the ledger, written in the transaction that appends its record (`trx`): the row and the record commit together. */
+  async markDoneIn(trx: Kysely<any>, id: string, receipt: { seq: number; hash: string }): Promise<boolean> {
+    const moved = await trx
+      .updateTable(this.table)
+      .set({ state: 'done', receipt: JSON.stringify(receipt), error: null, updated_at: sql`now()` })
+      .where('id', '=', id)
+      .where('state', 'in', ['sent', 'rejected'])
+      .executeTakeFirst();
+    return Number(moved.numUpdatedRows) === 1;
   }
 
   /** Confirmed, but the ledger refused the record: kept for an operator, never retried. */
