@@ -2,8 +2,8 @@
  * `npm run bench:mcp`: what MCP costs over plain HTTP for the same endpoint, in the same run. Two pairs, each
  * with 16 concurrent clients on their own citizens: an authenticated read (GET /api/v1/me against tools/call
  * svc_me on /mcp) and a write that no daily cap stops (POST /api/v1/memory against svc_memory_set). Every MCP
- * request is a plain JSON-RPC POST, as the transport is stateless: a new MCP server per request is part of
- * the figure. Rounds alternate; medians of p50, p99 and requests/s are reported with the MCP/HTTP ratios.
+ * request is a plain JSON-RPC POST, as the transport is stateless: whatever answering one message costs is part
+ * of the figure. Rounds alternate; medians of p50, p99 and requests/s are reported with the MCP/HTTP ratios.
  *
  * The service (startEmbedded) runs in this process on a fresh PostgreSQL database and Redis prefix, both
  * removed at the end. BENCH_SECONDS (5) measured per round after BENCH_WARMUP_SECONDS (1), BENCH_ROUNDS (3).
