@@ -83,6 +83,7 @@ export class ActionPipeline {
 
   /** Reserves and performs; a hold another action has is refused. A request that must look again once its row is reserved uses `reserve`. */
   async run(request: ActionRequest): Promise<ActionOutcome> {
+    if (request.sign && request.holdKey === undefined) return this.signAndSend(request);
     const reservation = await this.reserve(request);
     switch (reservation.kind) {
       case 'finished':
@@ -192,13 +193,67 @@ export class ActionPipeline {
   }
 
   /**
+   * A signed action in one durable write before the chain sees it: built and signed first, then its row stored with
+   * the signed bytes in one insert, then sent. A crash after the insert is resent or recorded by recovery; before it,
+   * nothing was sent and what the policy held lapses. An earlier attempt under the same Idempotency-Key is finished
+   * instead, also one that won the race to the insert: the bytes signed here are then never sent.
+   */
+  private async signAndSend(request: ActionRequest): Promise<ActionOutcome> {
+    const key = storedKey(request);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const earlier = key === undefined ? undefined : await this.deps.outbox.byIdempotencyKey(request.agentId, key);
+      if (earlier) {
+        const resumed = await this.settlement.resume(earlier);
+        if (resumed) return resumed;
+      }
+      const id = `act_${ulid()}`;
+      const recent = settledLater(this.blockhashes.recent());
+      let held = false;
+      let signed: SignedTransaction;
+      let hash: string;
+      try {
+        held = await this.holdSpend({ request, id });
+        const built = await this.build(request);
+        const keypair = settledLater(this.custodyKey(request.agentId, request.wallet));
+        const blockhash = await recent;
+        const transaction = this.compile(request.wallet, built, blockhash, built.reference ? built.instructions : withReference(built.instructions, Keypair.generate().publicKey));
+        await this.checkFunds(request, transaction);
+        signed = signTransaction(transaction, [await keypair, ...(built.signers ?? [])], blockhash);
+        hash = messageHash(transaction.message);
+      } catch (error) {
+        if (held) await this.settlement.freeSpend({ id, agentId: request.agentId });
+        throw beforeSend(error);
+      }
+      // Its reply lost with the row committed, the insert throws: nothing was sent, and a retry under the key finds the row.
+      const stored = await this.deps.outbox.insertSigned({
+        id,
+        attemptId: ulid(),
+        agentId: request.agentId,
+        action: request.action,
+        idempotencyKey: key,
+        record: request.record,
+        summary: request.summary,
+        signature: signed.signature,
+        transaction: Buffer.from(signed.wire).toString('base64'),
+        messageHash: hash,
+        blockhash: signed.blockhash,
+        lastValidBlockHeight: signed.lastValidBlockHeight,
+        leaseMs: ACTION_LEASE_MS,
+      });
+      if (stored.ok) return this.settlement.sendAndRecord(stored.row, signed, false);
+      if (held) await this.settlement.freeSpend({ id, agentId: request.agentId });
+    }
+    throw new Rejected('unavailable', 'the action could not be stored; try again', {}, 1);
+  }
+
+  /**
    * The citizen's spending policy, decided at the ledger head: a refusal throws, and what a signed action spends is
    * reserved against the day cap under the row's id until it is recorded or freed. Concurrent actions are decided
    * one after another by the writer, so together they never pass the cap.
    */
-  private async holdSpend({ request, id }: Extract<Reservation, { kind: 'reserved' }>): Promise<void> {
+  private async holdSpend({ request, id }: Pick<Extract<Reservation, { kind: 'reserved' }>, 'request' | 'id'>): Promise<boolean> {
     const { spend } = request;
-    if (!spend) return;
+    if (!spend) return false;
     const now = this.deps.clock();
     const outcome = await this.deps.writer.executeAtHead({
       type: 'ReserveSpend',
@@ -216,6 +271,7 @@ export class ActionPipeline {
       },
     });
     if (!outcome.ok) throw Rejected.of(outcome.rejection);
+    return true;
   }
 
   private async build(request: ActionRequest): Promise<BuiltTransaction> {

@@ -154,6 +154,50 @@ export class ChainOutbox {
     }
   }
 
+  /**
+   * A row written once, already signed: the action, its keys and the signed bytes in one insert, before they are sent.
+   * Unless the same request (idempotency key) or a live action on the same hold has a row: then nothing is written.
+   */
+  async insertSigned(row: NewOutboxRow & SignedSend): Promise<{ ok: true; row: OutboxRow } | Extract<Reservation, { ok: false }>> {
+    for (let attempt = 0; ; attempt++) {
+      const inserted = await this.database.db
+        .insertInto(this.table)
+        .values({
+          id: row.id,
+          attempt_id: row.attemptId,
+          agent_id: row.agentId,
+          action: row.action,
+          idempotency_key: row.idempotencyKey ?? null,
+          hold_key: row.holdKey ?? null,
+          state: 'sent',
+          holder: this.holder,
+          signature: row.signature,
+          transaction: row.transaction,
+          message_hash: row.messageHash,
+          blockhash: row.blockhash,
+          last_valid_block_height: row.lastValidBlockHeight,
+          record: JSON.stringify(row.record),
+          summary: JSON.stringify(row.summary),
+          lease_until: this.lease(row.leaseMs),
+        })
+        .onConflict((oc) => oc.doNothing())
+        .returningAll()
+        .returning(this.abandoned().as('abandoned'))
+        .executeTakeFirst();
+      if (inserted) return { ok: true, row: toRow(inserted) };
+      if (row.idempotencyKey !== undefined) {
+        const same = await this.byIdempotencyKey(row.agentId, row.idempotencyKey);
+        if (same) return { ok: false, conflict: 'idempotency', holder: same };
+      }
+      if (row.holdKey !== undefined) {
+        const holder = await this.byHold(row.holdKey);
+        if (holder) return { ok: false, conflict: 'hold', holder };
+      }
+      // The conflicting row was freed between the insert and the look: try again, a few times.
+      if (attempt >= 4) throw new Error(`outbox insert of ${row.id} keeps conflicting with a row it cannot find`);
+    }
+  }
+
   /** A transaction submitted by its signer that the service did not hand out: recorded from the start as sent. */
   async insertSent(row: NewOutboxRow & Omit<SignedSend, 'leaseMs'>): Promise<{ ok: true } | { ok: false; holder: OutboxRow }> {
     const inserted = await this.database.db
