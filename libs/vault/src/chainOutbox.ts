@@ -120,66 +120,42 @@ export class ChainOutbox {
     return sql<Date>`now() + ${Math.max(0, Math.round(ms))} * interval '1 millisecond'`;
   }
 
-  /** Takes the row, unless the same request (idempotency key) or another live action on the same hold has one. */
-  async reserve(row: NewOutboxRow): Promise<Reservation> {
-    for (;;) {
-      const inserted = await this.database.db
-        .insertInto(this.table)
-        .values({
-          id: row.id,
-          attempt_id: row.attemptId,
-          agent_id: row.agentId,
-          action: row.action,
-          idempotency_key: row.idempotencyKey ?? null,
-          hold_key: row.holdKey ?? null,
-          state: 'reserved',
-          holder: this.holder,
-          record: JSON.stringify(row.record),
-          summary: JSON.stringify(row.summary),
-          lease_until: this.lease(row.leaseMs),
-        })
-        .onConflict((oc) => oc.doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      if (inserted) return { ok: true };
-      if (row.idempotencyKey !== undefined) {
-        const same = await this.byIdempotencyKey(row.agentId, row.idempotencyKey);
-        if (same) return { ok: false, conflict: 'idempotency', holder: same };
-      }
-      if (row.holdKey !== undefined) {
-        const holder = await this.byHold(row.holdKey);
-        if (holder) return { ok: false, conflict: 'hold', holder };
-      }
-      // The conflicting row was freed between the insert and the look: try again.
-    }
+  /** The columns every new row starts with. */
+  private newRow(row: NewOutboxRow, state: OutboxState) {
+    return {
+      id: row.id,
+      attempt_id: row.attemptId,
+      agent_id: row.agentId,
+      action: row.action,
+      idempotency_key: row.idempotencyKey ?? null,
+      hold_key: row.holdKey ?? null,
+      state,
+      holder: this.holder,
+      record: JSON.stringify(row.record),
+      summary: JSON.stringify(row.summary),
+      lease_until: this.lease(row.leaseMs),
+    };
+  }
+
+  private signedColumns(signed: Omit<SignedSend, 'leaseMs'>) {
+    return {
+      signature: signed.signature,
+      transaction: signed.transaction,
+      message_hash: signed.messageHash,
+      blockhash: signed.blockhash,
+      last_valid_block_height: signed.lastValidBlockHeight,
+    };
   }
 
   /**
-   * A row written once, already signed: the action, its keys and the signed bytes in one insert, before they are sent.
-   * Unless the same request (idempotency key) or a live action on the same hold has a row: then nothing is written.
+   * Inserts `values` unless the same request (idempotency key) or a live action on the same hold has a row: then that
+   * row. A conflicting row freed between the insert and the look is tried again, a few times.
    */
-  async insertSigned(row: NewOutboxRow & SignedSend): Promise<{ ok: true; row: OutboxRow } | Extract<Reservation, { ok: false }>> {
+  private async insertOrHolder(row: NewOutboxRow, values: Record<string, unknown>): Promise<{ ok: true; row: OutboxRow } | Extract<Reservation, { ok: false }>> {
     for (let attempt = 0; ; attempt++) {
       const inserted = await this.database.db
         .insertInto(this.table)
-        .values({
-          id: row.id,
-          attempt_id: row.attemptId,
-          agent_id: row.agentId,
-          action: row.action,
-          idempotency_key: row.idempotencyKey ?? null,
-          hold_key: row.holdKey ?? null,
-          state: 'sent',
-          holder: this.holder,
-          signature: row.signature,
-          transaction: row.transaction,
-          message_hash: row.messageHash,
-          blockhash: row.blockhash,
-          last_valid_block_height: row.lastValidBlockHeight,
-          record: JSON.stringify(row.record),
-          summary: JSON.stringify(row.summary),
-          lease_until: this.lease(row.leaseMs),
-        })
+        .values(values)
         .onConflict((oc) => oc.doNothing())
         .returningAll()
         .returning(this.abandoned().as('abandoned'))
@@ -193,31 +169,29 @@ export class ChainOutbox {
         const holder = await this.byHold(row.holdKey);
         if (holder) return { ok: false, conflict: 'hold', holder };
       }
-      // The conflicting row was freed between the insert and the look: try again, a few times.
       if (attempt >= 4) throw new Error(`outbox insert of ${row.id} keeps conflicting with a row it cannot find`);
     }
+  }
+
+  /** Takes the row, unless the same request (idempotency key) or another live action on the same hold has one. */
+  async reserve(row: NewOutboxRow): Promise<Reservation> {
+    const taken = await this.insertOrHolder(row, this.newRow(row, 'reserved'));
+    return taken.ok ? { ok: true } : taken;
+  }
+
+  /**
+   * A row written once, already signed: the action, its keys and the signed bytes in one insert, before they are sent.
+   * Unless the same request (idempotency key) or a live action on the same hold has a row: then nothing is written.
+   */
+  insertSigned(row: NewOutboxRow & SignedSend): Promise<{ ok: true; row: OutboxRow } | Extract<Reservation, { ok: false }>> {
+    return this.insertOrHolder(row, { ...this.newRow(row, 'sent'), ...this.signedColumns(row) });
   }
 
   /** A transaction submitted by its signer that the service did not hand out: recorded from the start as sent. */
   async insertSent(row: NewOutboxRow & Omit<SignedSend, 'leaseMs'>): Promise<{ ok: true } | { ok: false; holder: OutboxRow }> {
     const inserted = await this.database.db
       .insertInto(this.table)
-      .values({
-        id: row.id,
-        attempt_id: row.attemptId,
-        agent_id: row.agentId,
-        action: row.action,
-        state: 'sent',
-        holder: this.holder,
-        signature: row.signature,
-        transaction: row.transaction,
-        message_hash: row.messageHash,
-        blockhash: row.blockhash,
-        last_valid_block_height: row.lastValidBlockHeight,
-        record: JSON.stringify(row.record),
-        summary: JSON.stringify(row.summary),
-        lease_until: this.lease(row.leaseMs),
-      })
+      .values({ ...this.newRow(row, 'sent'), ...this.signedColumns(row) })
       .onConflict((oc) => oc.doNothing())
       .returning('id')
       .executeTakeFirst();
