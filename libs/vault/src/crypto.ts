@@ -28,20 +28,29 @@ export function loadMasterKey(configured: string | undefined, dataDir: string): 
 
 /** AES-256-GCM. `context` is bound as associated data, so a sealed value cannot be moved to another row. */
 export function seal(key: Buffer, plaintext: Uint8Array, context: string): string {
-  const iv = randomBytes(12);
+  const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(context, 'utf8'));
   const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
   return ['v1', iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
 }
 
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
 export function unseal(key: Buffer, sealed: string, context: string): Buffer {
   const [version, iv, tag, body] = sealed.split('.');
   if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('not a sealed value');
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64'));
+  return openGcm(key, Buffer.from(iv, 'base64'), Buffer.from(tag, 'base64'), Buffer.from(body, 'base64'), context);
+}
+
+/** Node accepts a GCM tag cut short unless told its length, and a 4-byte tag is forgeable: both lengths are checked. */
+function openGcm(key: Buffer, iv: Buffer, tag: Buffer, body: Buffer, context: string): Buffer {
+  if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) throw new Error('not a sealed value');
+  const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
   decipher.setAAD(Buffer.from(context, 'utf8'));
-  decipher.setAuthTag(Buffer.from(tag, 'base64'));
-  return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]);
+  decipher.setAuthTag(tag);
+  return Buffer.concat([decipher.update(body), decipher.final()]);
 }
 
 /** 32 secret bytes for `purpose`, the same every time for the same key and purpose: an HMAC under the master key. */
