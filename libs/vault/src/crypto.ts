@@ -13,7 +13,7 @@ export function loadMasterKey(configured: string | undefined, dataDir: string): 
     return { key };
   }
   const file = path.join(dataDir, 'master.key');
-  fs.mkdirSync(dataDir, { recursive: true });
+  fs.mkdirSync(dataDir, { recursive: true, mode: DATA_DIR_MODE });
   try {
     fs.writeFileSync(file, randomBytes(32).toString('base64'), { flag: 'wx', mode: 0o600 });
     const key = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
@@ -21,9 +21,23 @@ export function loadMasterKey(configured: string | undefined, dataDir: string): 
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
+  refuseOpenKeyFile(file);
   const key = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
   if (key.length !== 32) throw new Error(`${file} does not hold a 32-byte base64 key`);
   return { key };
+}
+
+/** The data directory holds the database the master key protects: only its owner may enter it. */
+export const DATA_DIR_MODE = 0o700;
+
+/** A key file anyone but its owner can read is a key already given away: refuse it, and say how to mend it. */
+function refuseOpenKeyFile(file: string): void {
+  const mode = fs.statSync(file).mode & 0o777;
+  if ((mode & 0o077) === 0) return;
+  throw new Error(
+    `${file} is open to other users (mode ${mode.toString(8).padStart(4, '0')}); run \`chmod 600 ${file}\` and start again. ` +
+      'In production keep the master key outside DATA_DIR: set SERVICE_MASTER_KEY from a secret store or a file only the service can read',
+  );
 }
 
 /** AES-256-GCM. `context` is bound as associated data, so a sealed value cannot be moved to another row. */
