@@ -13,7 +13,7 @@ export { MAX_TRIES, MUTE_AFTER_FAILURES, type AttemptOutcome, type Backoff, type
 export type { DeliveredEntry, EntryKind, ProjectedEntries } from './projectedEntries';
 export type { DeliveryAttempt, DeliveryLogItem, ReplayOutcome } from './deliveryLog';
 export type { Doorbell, DoorbellRegistration, RegistrationOutcome } from './registry';
-export { doorbellMigrations, type DeliveryStatus } from './schema';
+export { doorbellMigrations, type DeliveryStatus, type DoorbellSigning } from './schema';
 
 /**
  * Doorbells (webhooks), private to the service, in four parts over one set of tables: the registry

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { monotonicFactory } from 'ulid';
 import { liftTimeouts } from '@svc/readmodel';
 import { heldFanOutPosition } from './fanOut';
-import type { DoorbellTables } from './schema';
+import { TIMESTAMPED_SIGNING, type DoorbellTables } from './schema';
 import type { DoorbellSeals } from './seals';
 
 const ulid = monotonicFactory();
@@ -100,6 +100,7 @@ export class DoorbellRegistry {
           .set({
             kinds: input.kinds.join(','),
             secret_sealed: seals.sealSecret(existing.id, input.secret),
+            signing: TIMESTAMPED_SIGNING,
             failures: 0,
             muted: false,
             muted_at: null,
@@ -128,6 +129,7 @@ export class DoorbellRegistry {
           url_hash: seals.urlHash(input.agentId, input.url),
           kinds: input.kinds.join(','),
           secret_sealed: seals.sealSecret(id, input.secret),
+          signing: TIMESTAMPED_SIGNING,
           after_seq: afterSeq,
           created_at: now,
           updated_at: now,
