@@ -5,11 +5,14 @@ import { IdempotencyStore, idempotencyRequestHash, Vault, type IdempotencyBegin,
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 import { until } from '../support/until';
 
+/** Any key: what is tested is how requests compare under one. */
+const HASH_KEY = Buffer.alloc(32, 1);
+
 jest.setTimeout(30_000);
 
 const SCOPE = 'agent_01JIDEMPOTENCYINTEGRATION0';
-const HASH = idempotencyRequestHash('POST', '/api/v1/posts', { body: 'gm' });
-const OTHER_HASH = idempotencyRequestHash('POST', '/api/v1/posts', { body: 'gn' });
+const HASH = idempotencyRequestHash(HASH_KEY, 'POST', '/api/v1/posts', { body: 'gm' });
+const OTHER_HASH = idempotencyRequestHash(HASH_KEY, 'POST', '/api/v1/posts', { body: 'gn' });
 
 const reply = (n: number): StoredResponse => ({ status: 201, body: { ok: true, post: { id: `post_${n}` } }, headers: { 'X-Note': `n${n}` } });
 

@@ -1,9 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { sql } from 'kysely';
 import { ulid } from 'ulid';
 import { execAll, holderGone, migrate, OwedWrites, type Liveness, type Migration, type SqlDatabase } from '@svc/readmodel';
 import { seal, unseal } from './crypto';
+import { subkey } from './keyring';
 
 const migrations: Migration[] = [
   {
@@ -52,9 +53,10 @@ export function isIdempotencyKey(value: string): boolean {
 /**
  * What "the same request" means for a key: method, path and the RFC 8785 canonical JSON of the body. A body
  * RFC 8785 cannot express (a non-finite number) is refused by validation first; should one get here, it is
- * hashed as JSON.stringify writes it rather than throwing.
+ * hashed as JSON.stringify writes it rather than throwing. An HMAC under the idempotency subkey, not a bare hash:
+ * a body can hold a short private note, and a bare hash in the database would confirm a guess of it.
  */
-export function idempotencyRequestHash(method: string, path: string, body: unknown): string {
+export function idempotencyRequestHash(hashKey: Buffer, method: string, path: string, body: unknown): string {
   const request = { method: method.toUpperCase(), path, body: body ?? null };
   let canonical: string | undefined;
   try {
@@ -62,7 +64,7 @@ export function idempotencyRequestHash(method: string, path: string, body: unkno
   } catch {
     canonical = JSON.stringify(request, (_name, value) => (typeof value === 'number' && !Number.isFinite(value) ? `\u0000${value}` : value));
   }
-  return createHash('sha256').update(canonical ?? '', 'utf8').digest('hex');
+  return createHmac('sha256', hashKey).update(canonical ?? '', 'utf8').digest('hex');
 }
 
 /** A reply exactly as its client saw it. */
@@ -107,10 +109,12 @@ export interface IdempotencyTuning {
   keepMs: number;
   /** How often a holder's last word that the database did not take (it was down) is said again. */
   owedRetryMs: number;
-  purgeEveryMs: number;
   /** The clock that times how long a reply's secrets are replayed (tests move it). */
   now: () => number;
 }
+
+/** How often the workers forget keys past keeping and replies past showing their secrets. */
+export const IDEMPOTENCY_PURGE_EVERY_MS = 60_000;
 
 export const IDEMPOTENCY_TUNING: IdempotencyTuning = {
   leaseMs: 30_000,
@@ -120,7 +124,6 @@ export const IDEMPOTENCY_TUNING: IdempotencyTuning = {
   maxHoldMs: 10 * 60_000,
   keepMs: 24 * 3_600_000,
   owedRetryMs: 250,
-  purgeEveryMs: 60_000,
   now: () => Date.now(),
 };
 
@@ -151,7 +154,8 @@ export class IdempotencyStore {
   private readonly waiters = new Map<string, Set<() => void>>();
   /** A key's last word that the database did not take (it was down when the request failed). */
   private readonly owed: OwedWrites;
-  private lastPurge = 0;
+  /** Keys request hashes: apart from the key that seals replies. */
+  private readonly requestHashKey: Buffer;
 
   constructor(
     private readonly database: SqlDatabase,
@@ -162,6 +166,18 @@ export class IdempotencyStore {
     this.liveness = options.liveness;
     this.tuning = { ...IDEMPOTENCY_TUNING, ...options.tuning };
     this.owed = new OwedWrites(this.tuning.owedRetryMs);
+    this.requestHashKey = subkey(masterKey, 'idempotency');
+  }
+
+  /** What `begin` compares a retry with: see idempotencyRequestHash. */
+  requestHash(method: string, path: string, body: unknown): string {
+    return idempotencyRequestHash(this.requestHashKey, method, path, body);
+  }
+
+  /** Forgets what is past keeping; the workers' loop calls it every IDEMPOTENCY_PURGE_EVERY_MS. */
+  async purge(): Promise<{ purged: number; secretsForgotten: number }> {
+    const purged = await this.purgeOlderThan(this.tuning.keepMs);
+    return { purged, secretsForgotten: await this.forgetShownSecrets() };
   }
 
   async init(): Promise<this> {
@@ -178,7 +194,6 @@ export class IdempotencyStore {
   }
 
   async begin(scope: string, key: string, requestHash: string, options: { leaseMs?: number; waitMs?: number } = {}): Promise<IdempotencyBegin> {
-    this.purgeNowAndThen();
     await this.owed.pay();
     const leaseMs = options.leaseMs ?? this.tuning.leaseMs;
     const deadline = Date.now() + (options.waitMs ?? this.tuning.waitMs);
@@ -367,13 +382,6 @@ export class IdempotencyStore {
     for (const done of [...(this.waiters.get(context(scope, key)) ?? [])]) done();
   }
 
-  private purgeNowAndThen(): void {
-    const now = Date.now();
-    if (now - this.lastPurge < this.tuning.purgeEveryMs) return;
-    this.lastPurge = now;
-    this.purgeOlderThan(this.tuning.keepMs).catch(() => undefined);
-    this.forgetShownSecrets().catch(() => undefined);
-  }
 }
 
 /** Binds a sealed reply to its row, so it cannot be replayed under another citizen's key. */

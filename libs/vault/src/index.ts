@@ -1,4 +1,5 @@
 export * from './crypto';
+export * from './keyring';
 export * from './vault';
 export * from './wallet';
 export * from './doorbells';

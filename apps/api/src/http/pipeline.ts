@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import Redis from 'ioredis';
 import { bodyValidator, queryValidator, type Invalid, type Validator } from '@svc/contracts';
-import { idempotencyRequestHash, idempotentIds, isIdempotencyKey } from '@svc/vault';
+import { idempotentIds, isIdempotencyKey } from '@svc/vault';
 import type { ProjectionName } from '@svc/projections';
 import type { Services } from '../services';
 import { ApiError, databaseUnavailable, isDatabaseUnavailable, refusalOf, unauthorized } from './errors';
@@ -274,7 +274,7 @@ interface HeldKey {
  */
 async function holdIdempotencyKey(services: Services, call: Call, scope: string, key: string): Promise<HeldKey | { replay: Outcome }> {
   const store = services.vault.idempotency;
-  const requestHash = idempotencyRequestHash(call.route.method.toUpperCase(), call.path, call.body ?? {});
+  const requestHash = store.requestHash(call.route.method.toUpperCase(), call.path, call.body ?? {});
   const begun = await store.begin(scope, key, requestHash);
   switch (begun.kind) {
     case 'replay':
