@@ -326,7 +326,7 @@ describe('Idempotency-Key on every POST, over HTTP against PostgreSQL and Redis'
     expect(row!.request_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(row!.request_hash).not.toBe(guess);
     const masterKey = Buffer.from(server.services.config.serviceMasterKey!, 'base64');
-    expect(row!.request_hash).toBe(idempotencyRequestHash(subkey(masterKey, 'idempotency'), 'POST', '/api/v1/memory', body));
+    expect(row!.request_hash).toBe(idempotencyRequestHash(subkey(masterKey, 'request-hash'), 'POST', '/api/v1/memory', body));
 
     // A day and an hour old: the workers' loop forgets it, though no request begins meanwhile.
     await sql`update vault.idempotency_keys set created_at = now() - interval '25 hours' where key = ${key}`.execute(server.services.database.db);

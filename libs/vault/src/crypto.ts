@@ -5,6 +5,19 @@ import bs58 from 'bs58';
 
 export const API_KEY_PREFIX = 'svc_sk_';
 
+/** SERVICE_MASTER_KEY_OLD: the master keys before the current one, comma-separated base64. */
+export function previousMasterKeys(configured: string | undefined): Buffer[] {
+  return (configured ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')
+    .map((part) => {
+      const key = Buffer.from(part, 'base64');
+      if (key.length !== 32) throw new Error('SERVICE_MASTER_KEY_OLD must hold 32-byte base64 keys, comma-separated');
+      return key;
+    });
+}
+
 /** The key that seals custody secrets. Unset: generated once into the data directory. */
 export function loadMasterKey(configured: string | undefined, dataDir: string): { key: Buffer; generatedAt?: string } {
   if (configured) {
@@ -40,21 +53,30 @@ function refuseOpenKeyFile(file: string): void {
   );
 }
 
-/** AES-256-GCM. `context` is bound as associated data, so a sealed value cannot be moved to another row. */
-export function seal(key: Buffer, plaintext: Uint8Array, context: string): string {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(Buffer.from(context, 'utf8'));
-  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return ['v1', iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
-}
-
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
+/** AES-256-GCM. `context` is bound as associated data, so a sealed value cannot be moved to another row. */
+export function seal(key: Buffer, plaintext: Uint8Array, context: string): string {
+  return `v1.${sealParts(key, plaintext, context)}`;
+}
+
+/** `<iv>.<tag>.<body>` in base64: what follows the version (and key id) of a sealed value. */
+export function sealParts(key: Buffer, plaintext: Uint8Array, context: string): string {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
+  cipher.setAAD(Buffer.from(context, 'utf8'));
+  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return [iv.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
+}
+
 export function unseal(key: Buffer, sealed: string, context: string): Buffer {
   const [version, iv, tag, body] = sealed.split('.');
-  if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('not a sealed value');
+  if (version !== 'v1' || iv === undefined || tag === undefined || body === undefined) throw new Error('not a sealed value');
+  return openSealed(key, iv, tag, body, context);
+}
+
+export function openSealed(key: Buffer, iv: string, tag: string, body: string, context: string): Buffer {
   return openGcm(key, Buffer.from(iv, 'base64'), Buffer.from(tag, 'base64'), Buffer.from(body, 'base64'), context);
 }
 

@@ -3,8 +3,7 @@ import canonicalize from 'canonicalize';
 import { sql } from 'kysely';
 import { ulid } from 'ulid';
 import { execAll, holderGone, migrate, OwedWrites, type Liveness, type Migration, type SqlDatabase } from '@svc/readmodel';
-import { seal, unseal } from './crypto';
-import { subkey } from './keyring';
+import { Keyring } from './keyring';
 
 const migrations: Migration[] = [
   {
@@ -156,17 +155,19 @@ export class IdempotencyStore {
   private readonly owed: OwedWrites;
   /** Keys request hashes: apart from the key that seals replies. */
   private readonly requestHashKey: Buffer;
+  private readonly keys: Keyring;
 
   constructor(
     private readonly database: SqlDatabase,
-    private readonly masterKey: Buffer,
+    masterKey: Buffer | Keyring,
     options: IdempotencyStoreOptions = {},
   ) {
     this.schema = options.schema ?? 'vault';
     this.liveness = options.liveness;
     this.tuning = { ...IDEMPOTENCY_TUNING, ...options.tuning };
     this.owed = new OwedWrites(this.tuning.owedRetryMs);
-    this.requestHashKey = subkey(masterKey, 'idempotency');
+    this.keys = Keyring.of(masterKey);
+    this.requestHashKey = this.keys.subkey('request-hash');
   }
 
   /** What `begin` compares a retry with: see idempotencyRequestHash. */
@@ -260,7 +261,7 @@ export class IdempotencyStore {
    * out, and a retry took over). A reply with `secrets` is replayed whole only for `secrets.forMs`.
    */
   async complete(scope: string, key: string, attempt: string, response: StoredResponse, secrets?: SecretsInReply): Promise<boolean> {
-    const sealed = (reply: Omit<StoredResponse, 'status'>) => seal(this.masterKey, Buffer.from(JSON.stringify({ body: reply.body, headers: reply.headers }), 'utf8'), context(scope, key));
+    const sealed = (reply: Omit<StoredResponse, 'status'>) => this.keys.seal('idempotency', Buffer.from(JSON.stringify({ body: reply.body, headers: reply.headers }), 'utf8'), idempotencyContext(scope, key));
     return this.settle(scope, key, attempt, {
       state: 'done',
       status: response.status,
@@ -328,7 +329,7 @@ export class IdempotencyStore {
   private replayOf(scope: string, key: string, row: { status: unknown; response: unknown; secrets_until: unknown; response_without_secrets: unknown }): StoredResponse {
     const secretsShown = row.secrets_until !== null && row.secrets_until !== undefined && this.tuning.now() >= Number(row.secrets_until);
     const sealed = (secretsShown ? row.response_without_secrets : row.response) as string;
-    const { body, headers } = JSON.parse(unseal(this.masterKey, sealed, context(scope, key)).toString('utf8')) as Omit<StoredResponse, 'status'>;
+    const { body, headers } = JSON.parse(this.keys.unseal('idempotency', sealed, idempotencyContext(scope, key)).toString('utf8')) as Omit<StoredResponse, 'status'>;
     return { status: Number(row.status), body, headers };
   }
 
@@ -363,7 +364,7 @@ export class IdempotencyStore {
   }
 
   private settledOrAfter(scope: string, key: string, ms: number): Promise<void> {
-    const id = context(scope, key);
+    const id = idempotencyContext(scope, key);
     return new Promise((resolve) => {
       const waiters = this.waiters.get(id) ?? new Set();
       this.waiters.set(id, waiters);
@@ -379,13 +380,13 @@ export class IdempotencyStore {
   }
 
   private wake(scope: string, key: string): void {
-    for (const done of [...(this.waiters.get(context(scope, key)) ?? [])]) done();
+    for (const done of [...(this.waiters.get(idempotencyContext(scope, key)) ?? [])]) done();
   }
 
 }
 
 /** Binds a sealed reply to its row, so it cannot be replayed under another citizen's key. */
-function context(scope: string, key: string): string {
+export function idempotencyContext(scope: string, key: string): string {
   return `idempotency:${JSON.stringify([scope, key])}`;
 }
 

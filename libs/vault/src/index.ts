@@ -9,3 +9,4 @@ export * from './faucetGrants';
 export * from './chainOutbox';
 export * from './media';
 export * from './serviceWallets';
+export * from './rekey';

@@ -7,6 +7,7 @@ import { DeliveryQueue, type AttemptOutcome, type Backoff, type ClaimedDelivery,
 import { DoorbellRegistry, type Doorbell, type DoorbellRegistration, type RegistrationOutcome } from './registry';
 import { DoorbellTables, doorbellMigrations, type DeliveryStatus } from './schema';
 import { DoorbellSeals } from './seals';
+import type { Keyring } from '../keyring';
 
 export { RINGING_KINDS, type FanOutPass } from './fanOut';
 export { MAX_TRIES, MUTE_AFTER_FAILURES, type AttemptOutcome, type Backoff, type ClaimedDelivery, type RecordedOutcome } from './queue';
@@ -29,7 +30,7 @@ export class DoorbellStore {
 
   constructor(
     private readonly database: SqlDatabase,
-    masterKey: Buffer,
+    masterKey: Buffer | Keyring,
     /** The ledger as the projector holds it: `entries.inSchema(readModelSchema)` from projections/. */
     entries: ProjectedEntries,
     schema = 'vault',
