@@ -3,6 +3,7 @@ import { Keypair, PublicKey, TransactionMessage, VersionedTransaction, type Conn
 import { monotonicFactory } from 'ulid';
 import {
   assertFunds,
+  checkAggregatorTransaction,
   encodeUnsigned,
   feeLamports,
   keypairFromSecret,
@@ -11,6 +12,7 @@ import {
   withReference,
   type RecentBlockhash,
   type SignedTransaction,
+  type SwapExpectation,
 } from '@svc/chain';
 import { Rejected } from '@svc/domain';
 import { OwedWrites } from '@svc/readmodel';
@@ -171,7 +173,7 @@ export class ActionPipeline {
       // A fresh key makes every build a transaction of its own: two identical transfers on one blockhash
       // would otherwise share a signature, and the chain would make only one of them.
       const transaction = this.compile(request.wallet, built, recent, built.reference ? built.instructions : withReference(built.instructions, Keypair.generate().publicKey));
-      await this.checkFunds(request, transaction);
+      await this.checkBeforeSigning(request, built, transaction);
       signed = signTransaction(transaction, [await keypair, ...(built.signers ?? [])], recent);
       const stored = await this.deps.outbox.markSigned(id, attemptId, {
         signature: signed.signature,
@@ -234,8 +236,11 @@ export class ActionPipeline {
     }
   }
 
-  private async checkFunds(request: ActionRequest, transaction: VersionedTransaction): Promise<void> {
+  /** The funds first (a short wallet is `insufficient`, whoever built it), then what an aggregator built. */
+  private async checkBeforeSigning(request: ActionRequest, built: BuiltTransaction, transaction: VersionedTransaction): Promise<void> {
     if (request.funds) await assertFunds(this.connection, new PublicKey(request.wallet), request.funds, settledLater(feeLamports(this.connection, transaction)));
+    const expected = swapExpectation(request);
+    if (expected) await checkAggregatorTransaction(this.connection, transaction, built.instructions, built.lookupTables ?? [], expected);
   }
 
   private compile(wallet: string, built: BuiltTransaction, recent: RecentBlockhash, instructions = built.instructions): VersionedTransaction {
@@ -256,7 +261,7 @@ export class ActionPipeline {
     // Read before the blockhash is used: the transaction can only land after both.
     const minSlot = Math.max(0, (await this.connection.getSlot('confirmed')) - SLOT_MARGIN);
     const transaction = this.compile(request.wallet, built, recent, built.reference ? built.instructions : withReference(built.instructions, reference));
-    await this.checkFunds(request, transaction);
+    await this.checkBeforeSigning(request, built, transaction);
     if (built.signers?.length) transaction.sign(built.signers);
     const stored = await this.deps.outbox.markUnsigned(id, attemptId, {
       transaction: encodeUnsigned(transaction),
@@ -295,4 +300,16 @@ export class ActionPipeline {
   recover(signal?: AbortSignal): Promise<Recovered[]> {
     return this.recovery.recover(signal);
   }
+}
+
+/** Fees for the signature besides the priority fee, with room to spare. */
+const SIGNATURE_FEES = 10_000n;
+
+/** What a swap the aggregator builds must do to the wallet: none for a transaction the service builds itself. */
+function swapExpectation(request: ActionRequest): SwapExpectation | undefined {
+  const { build } = request;
+  const [quote, priorityLamports] =
+    build.kind === 'swap' ? [build.quote, build.priorityLamports] : build.kind === 'trade' ? [build.quote.aggregator, build.options.priorityLamports] : [undefined, 0n];
+  if (!quote) return undefined;
+  return { user: new PublicKey(request.wallet), quote, feeLamports: priorityLamports + SIGNATURE_FEES };
 }
