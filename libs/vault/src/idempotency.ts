@@ -86,9 +86,9 @@ export type IdempotencyBegin =
   /**
    * This caller holds the key and must end with complete or abandon. `resumed`: a dead holder's lease ran out,
    * so the request may have taken effect already. `createdAt`: when the key was first used (ms), the same for
-   * every attempt, so that ids made from it are too.
+   * every attempt, so that ids made from it are too; `requestHash`: the hash the key was first used with, for the same reason.
    */
-  | { kind: 'run'; attempt: string; resumed: boolean; createdAt: number }
+  | { kind: 'run'; attempt: string; resumed: boolean; createdAt: number; requestHash: string }
   | ({ kind: 'replay' } & StoredResponse)
   /** The key was first used for another request. */
   | { kind: 'conflict' }
@@ -153,8 +153,8 @@ export class IdempotencyStore {
   private readonly waiters = new Map<string, Set<() => void>>();
   /** A key's last word that the database did not take (it was down when the request failed). */
   private readonly owed: OwedWrites;
-  /** Keys request hashes: apart from the key that seals replies. */
-  private readonly requestHashKey: Buffer;
+  /** Key request hashes, apart from the key that seals replies: the current master key's first, then older ones'. */
+  private readonly requestHashKeys: Buffer[];
   private readonly keys: Keyring;
 
   constructor(
@@ -167,12 +167,15 @@ export class IdempotencyStore {
     this.tuning = { ...IDEMPOTENCY_TUNING, ...options.tuning };
     this.owed = new OwedWrites(this.tuning.owedRetryMs);
     this.keys = Keyring.of(masterKey);
-    this.requestHashKey = this.keys.subkey('request-hash');
+    this.requestHashKeys = this.keys.subkeys('request-hash');
   }
 
-  /** What `begin` compares a retry with: see idempotencyRequestHash. */
-  requestHash(method: string, path: string, body: unknown): string {
-    return idempotencyRequestHash(this.requestHashKey, method, path, body);
+  /**
+   * What `begin` compares a retry with (see idempotencyRequestHash): the hash under the current key, then under the
+   * keys before it, so a retry across a master key rotation is still the same request.
+   */
+  requestHashes(method: string, path: string, body: unknown): string[] {
+    return this.requestHashKeys.map((hashKey) => idempotencyRequestHash(hashKey, method, path, body));
   }
 
   /** Forgets what is past keeping; the workers' loop calls it every IDEMPOTENCY_PURGE_EVERY_MS. */
@@ -194,7 +197,8 @@ export class IdempotencyStore {
     return sql<Date>`now() + ${Math.max(0, Math.round(ms))} * interval '1 millisecond'`;
   }
 
-  async begin(scope: string, key: string, requestHash: string, options: { leaseMs?: number; waitMs?: number } = {}): Promise<IdempotencyBegin> {
+  async begin(scope: string, key: string, requestHash: string | readonly string[], options: { leaseMs?: number; waitMs?: number } = {}): Promise<IdempotencyBegin> {
+    const hashes = typeof requestHash === 'string' ? [requestHash] : requestHash;
     await this.owed.pay();
     const leaseMs = options.leaseMs ?? this.tuning.leaseMs;
     const deadline = Date.now() + (options.waitMs ?? this.tuning.waitMs);
@@ -203,7 +207,7 @@ export class IdempotencyStore {
       const attempt = randomUUID();
       const inserted = await this.database.db
         .insertInto(this.table)
-        .values({ scope, key, request_hash: requestHash, attempt, holder: this.holder, state: 'running', lease_until: this.lease(leaseMs) })
+        .values({ scope, key, request_hash: hashes[0]!, attempt, holder: this.holder, state: 'running', lease_until: this.lease(leaseMs) })
         .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
         .returning(['attempt', 'created_at'])
         .executeTakeFirst()
@@ -214,7 +218,7 @@ export class IdempotencyStore {
           await this.owed.sayOrOwe(attempt, letGo).catch(() => undefined);
           throw error;
         });
-      if (inserted) return this.hold(scope, key, attempt, leaseMs, false, new Date(inserted.created_at).getTime());
+      if (inserted) return this.hold(scope, key, attempt, leaseMs, false, new Date(inserted.created_at).getTime(), hashes[0]!);
 
       const row = await this.database.db
         .selectFrom(this.table)
@@ -224,7 +228,7 @@ export class IdempotencyStore {
         .executeTakeFirst();
       // Abandoned between the insert and the read: the key is free again.
       if (!row) continue;
-      if (row.request_hash !== requestHash) return { kind: 'conflict' };
+      if (!hashes.includes(row.request_hash)) return { kind: 'conflict' };
       if (row.state === 'done') return { kind: 'replay', ...this.replayOf(scope, key, row) };
       if (row.abandoned) {
         const taken = await this.database.db
@@ -237,7 +241,7 @@ export class IdempotencyStore {
           .where(this.abandoned())
           .returning(['attempt', 'created_at'])
           .executeTakeFirst();
-        if (taken) return this.hold(scope, key, attempt, leaseMs, true, new Date(taken.created_at).getTime());
+        if (taken) return this.hold(scope, key, attempt, leaseMs, true, new Date(taken.created_at).getTime(), row.request_hash);
         continue;
       }
       const left = deadline - Date.now();
@@ -333,7 +337,7 @@ export class IdempotencyStore {
     return { status: Number(row.status), body, headers };
   }
 
-  private hold(scope: string, key: string, attempt: string, leaseMs: number, resumed: boolean, createdAt: number): IdempotencyBegin {
+  private hold(scope: string, key: string, attempt: string, leaseMs: number, resumed: boolean, createdAt: number, requestHash: string): IdempotencyBegin {
     const started = Date.now();
     const timer = setInterval(() => {
       if (Date.now() - started > this.tuning.maxHoldMs) return this.release(attempt);
@@ -353,7 +357,7 @@ export class IdempotencyStore {
     }, Math.max(1_000, Math.floor(leaseMs / 3)));
     timer.unref();
     this.holding.set(attempt, { timer, started });
-    return { kind: 'run', attempt, resumed, createdAt };
+    return { kind: 'run', attempt, resumed, createdAt, requestHash };
   }
 
   private release(attempt: string): void {

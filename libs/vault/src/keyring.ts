@@ -29,7 +29,7 @@ export function keyId(masterKey: Buffer): string {
 export class Keyring {
   readonly kid: string;
   private readonly masters = new Map<string, Buffer>();
-  private readonly subkeys = new Map<string, Buffer>();
+  private readonly derived = new Map<string, Buffer>();
 
   constructor(current: Buffer, previous: readonly Buffer[] = []) {
     for (const key of [current, ...previous]) {
@@ -45,12 +45,12 @@ export class Keyring {
 
   subkey(purpose: KeyPurpose, kid = this.kid): Buffer {
     const id = `${kid}\n${purpose}`;
-    let found = this.subkeys.get(id);
+    let found = this.derived.get(id);
     if (!found) {
       const master = this.masters.get(kid);
       if (!master) throw new Error(`sealed under master key ${kid}, which is not given: set SERVICE_MASTER_KEY_OLD to it until \`npm run rekey\` has run`);
       found = subkey(master, purpose);
-      this.subkeys.set(id, found);
+      this.derived.set(id, found);
     }
     return found;
   }
@@ -69,6 +69,11 @@ export class Keyring {
   /** Sealed under the current key already: `npm run rekey` leaves it. */
   isCurrent(sealed: string): boolean {
     return sealed.startsWith(`${SEALED_V2}.${this.kid}.`);
+  }
+
+  /** The purpose's subkey of every master key held, the current one first. */
+  subkeys(purpose: KeyPurpose): Buffer[] {
+    return [...this.masters.keys()].map((kid) => this.subkey(purpose, kid));
   }
 
   /** A MAC under the purpose's subkey of the current key (or of `kid`). */

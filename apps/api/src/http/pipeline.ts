@@ -274,8 +274,7 @@ interface HeldKey {
  */
 async function holdIdempotencyKey(services: Services, call: Call, scope: string, key: string): Promise<HeldKey | { replay: Outcome }> {
   const store = services.vault.idempotency;
-  const requestHash = store.requestHash(call.route.method.toUpperCase(), call.path, call.body ?? {});
-  const begun = await store.begin(scope, key, requestHash);
+  const begun = await store.begin(scope, key, store.requestHashes(call.route.method.toUpperCase(), call.path, call.body ?? {}));
   switch (begun.kind) {
     case 'replay':
       return { replay: { kind: 'json', status: begun.status, body: begun.body, headers: begun.headers, replayed: true } };
@@ -305,7 +304,7 @@ async function holdIdempotencyKey(services: Services, call: Call, scope: string,
     await store.abandon(scope, key, attempt).catch((err) => services.log.error({ err, scope }, 'idempotency key not freed; it frees itself when its lease runs out'));
   };
   return {
-    newId: idempotentIds(scope, key, requestHash, begun.createdAt),
+    newId: idempotentIds(scope, key, begun.requestHash, begun.createdAt),
     resumedFrom: begun.resumed ? begun.createdAt : undefined,
     completed,
     abandon,
