@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { startBundledLocalnet, type Localnet } from '@svc/app-localnet';
 import { startProjector, type RunningProjector } from '@svc/app-projector';
 import { startWorkers, type RunningWorkers, type WorkersOptions } from '@svc/app-workers';
@@ -5,6 +6,7 @@ import { PROJECTED_CHANNEL, type Bus } from '@svc/bus';
 import { announces } from '@svc/projections';
 import type { Config } from '@svc/config';
 import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
+import { DATA_DIR_MODE } from '@svc/vault';
 import { TREASURY_WALLET, buildRuntime, connectChain, createLogger, ensureServiceToken, ensureTreasuryCitizen } from '@svc/runtime';
 import { startServer, type RunningApi } from '../apps/api/src/server';
 
@@ -54,6 +56,7 @@ async function announcements(bus: Bus): Promise<{ past(seq: number, ms: number):
  */
 export async function startEmbedded(config: Config, options: EmbeddedOptions = {}): Promise<RunningServer> {
   const log = createLogger(config, 'svc');
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: DATA_DIR_MODE });
   // Opened first: on the embedded database its lock refuses a second process before it touches the chain's files.
   const runtime = await buildRuntime(config, log, { applicationName: 'svc-embedded', clock: options.clock });
   let localnet: Localnet | undefined;

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import dns from 'node:dns';
 import type { LookupFunction } from 'node:net';
 import { sql } from 'kysely';
@@ -71,6 +71,14 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
     await receiver?.close();
     await db?.drop();
   });
+
+  /** `verifyDoorbell` from the JavaScript block of /skill/realtime.md, as a receiver would paste it. */
+  async function guideVerifier(): Promise<(raw: Buffer, header: string, secret: string, now?: number) => boolean> {
+    const page = await fetch(`${base}/skill/realtime.md`).then((res) => res.text());
+    const block = /```js\n([\s\S]*?)```/.exec(page)![1]!;
+    const body = block.replace(/^import .*$/m, '').replace('export function', 'function');
+    return new Function('createHmac', 'timingSafeEqual', `${body}\nreturn verifyDoorbell;`)(createHmac, timingSafeEqual);
+  }
 
   async function citizen(prefix = 'bell'): Promise<Citizen> {
     const handle = uniqueHandle(prefix);
@@ -161,11 +169,21 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
     const [delivery] = receiver.on('/alice');
     expect(receiver.on('/alice').map((r) => r.json.seq)).toEqual([seq]);
     expect(profile.status).toBe(200);
-    expect(delivery!.headers['x-svc-signature']).toBe(`sha256=${createHmac('sha256', secret).update(delivery!.raw).digest('hex')}`);
-    expect(delivery!.headers['x-svc-signature']).not.toBe(`sha256=${createHmac('sha256', 'another secret').update(delivery!.raw).digest('hex')}`);
+    // The receiver's check the guide prints, run as printed: right secret and fresh time, or nothing.
+    const verify = await guideVerifier();
+    const header = String(delivery!.headers['x-svc-signature']);
+    const t = Number(/^t=(\d+),v1=[0-9a-f]{64}$/.exec(header)![1]);
+    expect(Math.abs(t - delivery!.at)).toBeLessThan(60_000);
+    expect(verify(delivery!.raw, header, secret, t)).toBe(true);
+    expect(verify(delivery!.raw, header, 'another secret of 16 bytes', t)).toBe(false);
+    expect(verify(Buffer.concat([delivery!.raw, Buffer.from(' ')]), header, secret, t)).toBe(false);
+    expect(verify(delivery!.raw, header.replace(`t=${t}`, `t=${t + 1}`), secret, t)).toBe(false);
+    expect(verify(delivery!.raw, header, secret, t + 5 * 60_000 + 1)).toBe(false);
+    expect(verify(delivery!.raw, header.slice(0, -2), secret, t)).toBe(false);
     expect(delivery!.headers['x-svc-seq']).toBe(String(seq));
     expect(delivery!.headers['content-type']).toBe('application/json');
     expect(delivery!.json).toEqual({
+      delivery_id: delivery!.headers['x-svc-delivery'],
       kind: 'post',
       seq,
       at: expect.any(Number),
@@ -250,6 +268,11 @@ describe('doorbells over HTTP, delivered to a real HTTPS receiver', () => {
     for (const body of [{ url: 'https://example.com', kinds: [] }, { url: 'https://example.com', kinds: ['ledger'] }, { url: 'https://example.com', secret: '' }]) {
       expect((await ring(frank, body)).body.error.code).toBe('invalid_request');
     }
+    // A signing key is at least 16 bytes.
+    const short = await ring(frank, { url: 'https://example.com', secret: 'fifteen-bytes!!' });
+    expect([short.status, short.body.error?.code, short.body.error?.field]).toEqual([400, 'invalid_request', 'secret']);
+    expect((await ring(frank, { url: 'https://example.com/sixteen', secret: 'sixteen-bytes!!!' })).status).toBe(201);
+    expect((await call('DELETE', '/api/v1/doorbell?url=https%3A%2F%2Fexample.com%2Fsixteen', { key: frank.key })).status).toBe(200);
     expect((await call('POST', '/api/v1/doorbell', { body: { url: 'https://example.com' } })).status).toBe(401);
     expect(await list(frank)).toEqual([]);
   });

@@ -12,7 +12,8 @@ import { call, uniqueHandle } from '../support/http';
  * in one process.
  */
 describe('the embedded single-process start', () => {
-  const dataDir = tempDir('embedded');
+  // A directory the start must create itself, as on a fresh clone.
+  const dataDir = path.join(tempDir('embedded'), 'data');
   const env = { DATA_DIR: dataDir, PORT: '0', LOCALNET_PORT: '0', HOST: '127.0.0.1', DATABASE_URL: '', EVENTSTORE_URL: '', REDIS_URL: '', SERVICE_MASTER_KEY: '' };
   let service: ChildService;
 
@@ -39,7 +40,8 @@ describe('the embedded single-process start', () => {
     const listed = await call(service.url, 'GET', '/api/v1/agents');
     // @treasury is the first citizen of every ledger: the service registers it at first start.
     expect(listed.body.agents.map((a: { handle: string }) => a.handle)).toEqual([...handles].reverse().concat('treasury'));
-    expect(fs.existsSync(path.join(dataDir, 'master.key'))).toBe(true);
+    expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(dataDir, 'master.key')).mode & 0o777).toBe(0o600);
     expect(service.output.join('\n')).toMatch(/SERVICE_MASTER_KEY is unset/);
     await service.stop();
     const firstOutput = service.output.join('\n');
@@ -61,6 +63,13 @@ describe('the embedded single-process start', () => {
     // A second process on the same files would fork the ledger: `npm start` and the API alone both refuse to start.
     await expect(startChild('scripts/start.ts', [], env)).rejects.toThrow(/in use by process \d+/);
     await expect(startChild('apps/api/src/main.ts', [], env)).rejects.toThrow(/in use by process \d+/);
+
+    // A master key others can read is refused, with the way to mend it.
+    await service.stop();
+    const keyFile = path.join(dataDir, 'master.key');
+    fs.chmodSync(keyFile, 0o644);
+    await expect(startChild('scripts/start.ts', [], env)).rejects.toThrow(/master\.key is open to other users \(mode 0644\); run `chmod 600 [^`]*master\.key`/);
+    fs.chmodSync(keyFile, 0o600);
   }, 120_000);
 
   it('runs the bundled chain in-process, and a citizen\'s balance survives a restart', async () => {

@@ -1,8 +1,11 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import canonicalize from 'canonicalize';
 import { sql } from 'kysely';
 import { startEmbedded, type RunningServer } from '../../scripts/embedded';
 import { freshDatabase, REDIS_URL, tempDir, testConfig, type FreshDatabase } from '../support/env';
 import { call, uniqueHandle, type Reply } from '../support/http';
+import { until } from '../support/until';
+import { idempotencyRequestHash, subkey } from '@svc/vault';
 
 interface Citizen {
   id: string;
@@ -21,7 +24,7 @@ describe('Idempotency-Key on every POST, over HTTP against PostgreSQL and Redis'
     db = await freshDatabase('idempotency_e2e');
     server = await startEmbedded(
       testConfig({ DATABASE_URL: db.url, REDIS_URL, DATA_DIR: tempDir('idempotency-e2e'), SERVICE_MASTER_KEY: randomBytes(32).toString('base64') }),
-      { clock: () => Date.now() + skewMs },
+      { clock: () => Date.now() + skewMs, idempotencyPurgeEveryMs: 50 },
     );
     base = server.url;
   }, 60_000);
@@ -310,5 +313,23 @@ describe('Idempotency-Key on every POST, over HTTP against PostgreSQL and Redis'
     const { Validator } = await import('@seriousme/openapi-schema-validator');
     const result = await new Validator().validate(openapi);
     expect(result.errors ?? []).toEqual([]);
+  });
+
+  it('keeps of a request only a keyed hash, which proves no guess of a short note, and purges an expired key with no request coming', async () => {
+    const alice = await citizen('hash');
+    const key = randomUUID();
+    const body = { key: 'pin', value: '1234' };
+    expect((await call(base, 'POST', '/api/v1/memory', { key: alice.key, body, headers: { 'Idempotency-Key': key } })).status).toBeLessThan(300);
+    const rows = () => sql<{ request_hash: string }>`select request_hash from vault.idempotency_keys where key = ${key}`.execute(server.services.database.db);
+    const [row] = (await rows()).rows;
+    const guess = createHash('sha256').update(canonicalize({ method: 'POST', path: '/api/v1/memory', body })!).digest('hex');
+    expect(row!.request_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(row!.request_hash).not.toBe(guess);
+    const masterKey = Buffer.from(server.services.config.serviceMasterKey!, 'base64');
+    expect(row!.request_hash).toBe(idempotencyRequestHash(subkey(masterKey, 'request-hash'), 'POST', '/api/v1/memory', body));
+
+    // A day and an hour old: the workers' loop forgets it, though no request begins meanwhile.
+    await sql`update vault.idempotency_keys set created_at = now() - interval '25 hours' where key = ${key}`.execute(server.services.database.db);
+    await until('the expired key to be purged', 10_000, async () => (await rows()).rows.length === 0);
   });
 });

@@ -1,11 +1,11 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { InProcessBus, PROJECTED_CHANNEL } from '@svc/bus';
 import { entries, projections, readModelMigrations } from '@svc/projections';
 import { migrate, openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { DoorbellStore } from '@svc/vault';
 import { startDoorbellWorker, type RunningDoorbellWorker } from '@svc/app-workers';
-import { DoorbellReceiver } from '../support/doorbellReceiver';
+import { DoorbellReceiver, timestampedSignature } from '../support/doorbellReceiver';
 import { tempDir } from '../support/env';
 
 const AGENT = 'agent_01JDOORBELLPGLITE000000000';
@@ -48,7 +48,7 @@ describe('doorbells on the embedded database (PGlite)', () => {
     await receiver.waitFor(() => healthy.every((p) => receiver.on(p).length === 1) && receiver.on(new URL(urls[0]!).pathname).length >= 3);
     for (const p of healthy) {
       const [request] = receiver.on(p);
-      expect(request!.headers['x-svc-signature']).toBe(`sha256=${createHmac('sha256', 'pglite-secret').update(request!.raw).digest('hex')}`);
+      expect(request!.headers['x-svc-signature']).toBe(timestampedSignature(request!, 'pglite-secret'));
     }
     const page = await store.deliveries(AGENT, { limit: 10 });
     expect(page.items).toHaveLength(3);

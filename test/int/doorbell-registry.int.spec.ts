@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { entries } from '@svc/projections';
 import { migrate, type SqlDatabase } from '@svc/readmodel';
-import { DoorbellStore, MUTE_AFTER_FAILURES, doorbellMigrations } from '@svc/vault';
-import type { DoorbellReceiver } from '../support/doorbellReceiver';
+import { DoorbellStore, MUTE_AFTER_FAILURES, doorbellMigrations, seal } from '@svc/vault';
+import { timestampedSignature, type DoorbellReceiver } from '../support/doorbellReceiver';
 import { AGENT, DoorbellRig, MASTER_KEY, OTHER_AGENT, SECRETS } from '../support/doorbellRig';
 
 jest.setTimeout(30_000);
@@ -129,6 +129,40 @@ describe('the doorbell registry against PostgreSQL and a real HTTPS receiver', (
       // A later start finds nothing left to seal.
       await new DoorbellStore(database, MASTER_KEY, entries.inSchema('rm'), legacy).init();
       expect((await first!.list(AGENT)).map((d) => d.url)).toEqual([url]);
+    } finally {
+      await stopWorkers();
+      await sql`drop schema if exists ${sql.id(legacy)} cascade`.execute(database.db);
+    }
+  });
+
+  it('keeps the body-only signature of a doorbell registered before timestamps until its owner registers it again', async () => {
+    const legacy = 'vault_legacy_signing';
+    // The schema as the release before timestamped signatures left it, with a doorbell and its secret in it.
+    await migrate(database.db, legacy, doorbellMigrations.slice(0, 2));
+    const path = '/legacy-signing';
+    const url = receiver.url(path);
+    const [oldSecret, newSecret] = ['old-short', 'a new secret of at least 16 bytes'];
+    try {
+      await sql`
+        insert into ${sql.table(`${legacy}.doorbells`)} (id, agent_id, url, kinds, secret_sealed, after_seq, created_at, updated_at)
+        values ('door_LEGACYSIGN', ${AGENT}, ${url}, 'post', ${seal(MASTER_KEY, Buffer.from(oldSecret), 'doorbell:door_LEGACYSIGN')}, ${rig.seq}, 0, 0)`.execute(database.db);
+      const legacyStore = await new DoorbellStore(database, MASTER_KEY, entries.inSchema('rm'), legacy).init();
+      (await worker({ store: legacyStore })).wake();
+
+      const before = await post(1600);
+      await announce();
+      await receiver.waitFor(() => receiver.on(path).length === 1);
+      const [old] = receiver.on(path);
+      expect(old!.json.seq).toBe(before);
+      expect(old!.headers['x-svc-signature']).toBe(`sha256=${createHmac('sha256', oldSecret).update(old!.raw).digest('hex')}`);
+
+      expect(await legacyStore.register({ agentId: AGENT, url, kinds: ['post'], secret: newSecret, ledgerHead: rig.seq, limit: 3 })).toMatchObject({ ok: true, created: false });
+      const after = await post(1601);
+      await announce();
+      await receiver.waitFor(() => receiver.on(path).length === 2);
+      const [, fresh] = receiver.on(path);
+      expect(fresh!.json).toMatchObject({ seq: after, delivery_id: fresh!.headers['x-svc-delivery'] });
+      expect(fresh!.headers['x-svc-signature']).toBe(timestampedSignature(fresh!, newSecret));
     } finally {
       await stopWorkers();
       await sql`drop schema if exists ${sql.id(legacy)} cascade`.execute(database.db);

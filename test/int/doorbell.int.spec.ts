@@ -1,10 +1,9 @@
-import { createHmac } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import { sql } from 'kysely';
 import type { SqlDatabase } from '@svc/readmodel';
 import { MUTE_AFTER_FAILURES, type DoorbellStore } from '@svc/vault';
 import { REFUSED_ADDRESS_ERROR } from '@svc/app-workers';
-import { RECEIVER_NAME, type DoorbellReceiver } from '../support/doorbellReceiver';
+import { RECEIVER_NAME, timestampedSignature, type DoorbellReceiver } from '../support/doorbellReceiver';
 import { AGENT, DoorbellRig, OTHER_AGENT, SECRETS } from '../support/doorbellRig';
 
 const resolvingTo =
@@ -47,12 +46,13 @@ describe('doorbell delivery against PostgreSQL and a real HTTPS receiver', () =>
     expect(received.map((r) => r.json.seq)).not.toContain(citizen);
     expect(received.map((r) => r.json.seq)).not.toContain(before);
     for (const request of received) {
-      const expected = `sha256=${createHmac('sha256', SECRETS[0]!).update(request.raw).digest('hex')}`;
-      expect(request.headers['x-svc-signature']).toBe(expected);
+      expect(request.headers['x-svc-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+      expect(request.headers['x-svc-signature']).toBe(timestampedSignature(request, SECRETS[0]!));
       expect(request.headers['content-type']).toBe('application/json');
       expect(request.headers['x-svc-seq']).toBe(String(request.json.seq));
       expect(request.headers['x-svc-delivery']).toMatch(/^dlv_[0-9A-Z]{26}$/);
-      expect(Object.keys(request.json).sort()).toEqual(['at', 'data', 'kind', 'seq']);
+      expect(Object.keys(request.json).sort()).toEqual(['at', 'data', 'delivery_id', 'kind', 'seq']);
+      expect(request.json.delivery_id).toBe(request.headers['x-svc-delivery']);
       expect(request.json.data).toMatchObject({ actor: AGENT, hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
     }
     const postDelivery = received.find((r) => r.json.seq === postSeq)!;

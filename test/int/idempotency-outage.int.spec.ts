@@ -4,10 +4,13 @@ import { IdempotencyStore, idempotencyRequestHash, Vault, type IdempotencyBegin,
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 import { TcpProxy } from '../support/faults';
 
+/** Any key: what is tested is how requests compare under one. */
+const HASH_KEY = Buffer.alloc(32, 1);
+
 jest.setTimeout(60_000);
 
 const SCOPE = 'agent_01JIDEMPOTENCYOUTAGE00000';
-const HASH = idempotencyRequestHash('POST', '/api/v1/transfer', { to: 'bob', amount: 0.1 });
+const HASH = idempotencyRequestHash(HASH_KEY, 'POST', '/api/v1/transfer', { to: 'bob', amount: 0.1 });
 
 function ran(outcome: IdempotencyBegin): string {
   if (outcome.kind !== 'run') throw new Error(`expected to run, got ${JSON.stringify(outcome)}`);

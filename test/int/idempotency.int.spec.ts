@@ -1,15 +1,18 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
-import { IdempotencyStore, idempotencyRequestHash, Vault, type IdempotencyBegin, type StoredResponse } from '@svc/vault';
+import { IdempotencyStore, Keyring, idempotencyRequestHash, Vault, type IdempotencyBegin, type StoredResponse } from '@svc/vault';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 import { until } from '../support/until';
+
+/** Any key: what is tested is how requests compare under one. */
+const HASH_KEY = Buffer.alloc(32, 1);
 
 jest.setTimeout(30_000);
 
 const SCOPE = 'agent_01JIDEMPOTENCYINTEGRATION0';
-const HASH = idempotencyRequestHash('POST', '/api/v1/posts', { body: 'gm' });
-const OTHER_HASH = idempotencyRequestHash('POST', '/api/v1/posts', { body: 'gn' });
+const HASH = idempotencyRequestHash(HASH_KEY, 'POST', '/api/v1/posts', { body: 'gm' });
+const OTHER_HASH = idempotencyRequestHash(HASH_KEY, 'POST', '/api/v1/posts', { body: 'gn' });
 
 const reply = (n: number): StoredResponse => ({ status: 201, body: { ok: true, post: { id: `post_${n}` } }, headers: { 'X-Note': `n${n}` } });
 
@@ -51,7 +54,7 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
   it('runs the first request, then replays its stored reply (status, body and headers) to every retry', async () => {
     const key = randomUUID();
     const first = await store.begin(SCOPE, key, HASH);
-    expect(first).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false, createdAt: expect.any(Number) });
+    expect(first).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false, createdAt: expect.any(Number), requestHash: HASH });
     expect(await store.complete(SCOPE, key, ran(first), reply(1))).toBe(true);
     expect(await store.begin(SCOPE, key, HASH)).toEqual({ kind: 'replay', ...reply(1) });
     expect(await process2().begin(SCOPE, key, HASH)).toEqual({ kind: 'replay', ...reply(1) });
@@ -59,6 +62,25 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
     expect(await store.complete(SCOPE, key, ran(first), reply(2))).toBe(false);
     expect(await store.complete(SCOPE, key, randomUUID(), reply(3))).toBe(false);
     expect(await store.begin(SCOPE, key, HASH)).toEqual({ kind: 'replay', ...reply(1) });
+  });
+
+  it('knows a retry across a master key rotation for the same request, and resumes it with the first hash', async () => {
+    const key = randomUUID();
+    const request = ['POST', '/api/v1/memory', { key: 'pin', value: '1234' }] as const;
+    const held = ran(await store.begin('agent_rot', key, store.requestHashes(...request)));
+    const rotated = new IdempotencyStore(database, new Keyring(randomBytes(32), [masterKey]));
+    const [newHash, oldHash] = rotated.requestHashes(...request);
+    expect(newHash).not.toBe(oldHash);
+    expect(oldHash).toBe(store.requestHashes(...request)[0]);
+    // The first attempt failed with its outcome unknown: the retry after the rotation takes it over.
+    await store.letGo('agent_rot', key, held);
+    const resumed = await rotated.begin('agent_rot', key, rotated.requestHashes(...request));
+    expect(resumed).toMatchObject({ kind: 'run', resumed: true, requestHash: oldHash });
+    expect(await rotated.complete('agent_rot', key, ran(resumed), reply(9))).toBe(true);
+    expect(await rotated.begin('agent_rot', key, rotated.requestHashes(...request))).toMatchObject({ kind: 'replay', body: reply(9).body });
+    // Without the old key, the same request is another one.
+    const forgot = new IdempotencyStore(database, randomBytes(32));
+    expect(await forgot.begin('agent_rot', key, forgot.requestHashes(...request))).toEqual({ kind: 'conflict' });
   });
 
   it('answers conflict to the same key with another request, while it runs and once it is done', async () => {
@@ -129,7 +151,7 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
     const attempt = ran(first);
     expect(await store.letGo(SCOPE, key, attempt)).toBe(true);
     const retry = await process2().begin(SCOPE, key, HASH, { waitMs: 0 });
-    expect(retry).toEqual({ kind: 'run', attempt: expect.any(String), resumed: true, createdAt: (first as { createdAt: number }).createdAt });
+    expect(retry).toEqual({ kind: 'run', attempt: expect.any(String), resumed: true, createdAt: (first as { createdAt: number }).createdAt, requestHash: HASH });
     // The faulted attempt holds nothing any more.
     expect(await store.complete(SCOPE, key, attempt, reply(9))).toBe(false);
     expect(await store.letGo(SCOPE, key, attempt)).toBe(false);
@@ -142,7 +164,7 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
     const deadAttempt = ran(await dead.begin(SCOPE, key, HASH, { leaseMs: 0 }));
     dead.close();
     const retry = await store.begin(SCOPE, key, HASH);
-    expect(retry).toEqual({ kind: 'run', attempt: expect.any(String), resumed: true, createdAt: expect.any(Number) });
+    expect(retry).toEqual({ kind: 'run', attempt: expect.any(String), resumed: true, createdAt: expect.any(Number), requestHash: HASH });
     const attempt = ran(retry);
     expect(attempt).not.toBe(deadAttempt);
     // The new holder's lease is live: nobody else takes it over.
@@ -176,7 +198,7 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
     expect(await store.abandon(SCOPE, key, attempt)).toBe(true);
     expect(await row(key)).toBeUndefined();
     const again = await store.begin(SCOPE, key, OTHER_HASH);
-    expect(again).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false, createdAt: expect.any(Number) });
+    expect(again).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false, createdAt: expect.any(Number), requestHash: OTHER_HASH });
     await store.complete(SCOPE, key, ran(again), reply(4));
     // A completed key is never abandoned.
     expect(await store.abandon(SCOPE, key, ran(again))).toBe(false);
@@ -188,7 +210,7 @@ describe('Idempotency-Key rows in the vault, against PostgreSQL', () => {
     const attempt = ran(await store.begin(SCOPE, key, HASH));
     const waiting = process2().begin(SCOPE, key, HASH);
     await store.abandon(SCOPE, key, attempt);
-    expect(await waiting).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false, createdAt: expect.any(Number) });
+    expect(await waiting).toEqual({ kind: 'run', attempt: expect.any(String), resumed: false, createdAt: expect.any(Number), requestHash: HASH });
   });
 
   it('replays a reply’s secrets only for a prompt retry, then the reply without them, and then no longer keeps them', async () => {

@@ -6,9 +6,12 @@ import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 import { until } from '../support/until';
 import { startChild } from '../support/spawn';
 
+/** Any key: what is tested is how requests compare under one. */
+const HASH_KEY = Buffer.alloc(32, 1);
+
 jest.setTimeout(60_000);
 
-const HASH = idempotencyRequestHash('POST', '/api/v1/transfer', { to: 'bob', amount: 1 });
+const HASH = idempotencyRequestHash(HASH_KEY, 'POST', '/api/v1/transfer', { to: 'bob', amount: 1 });
 const MINUTE = 60_000;
 
 let n = 0;

@@ -78,3 +78,13 @@ export async function startChild(
     kill: () => killHard(child),
   };
 }
+
+/** Runs an entry file to its end, as `npm run <script>` would: its exit status and everything it printed. */
+export async function runEntry(entry: string, args: string[], env: Record<string, string | undefined>): Promise<{ status: number | null; output: string }> {
+  const child = spawnEntry(entry, args, { env: { ...process.env, ...env } as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const status = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { status, output };
+}

@@ -8,6 +8,7 @@ import {
   confirmSignature,
   encodeUnsigned,
   explorerUrl,
+  rpcOrigin,
   isAlreadyProcessed,
   isRpcUnreachable,
   keypairFromSecret,
@@ -170,6 +171,18 @@ describe('explorer links', () => {
     expect(explorerUrl('abc', 'https://api.mainnet-beta.solana.com')).toBe('https://explorer.solana.com/tx/abc');
     expect(explorerUrl('abc', 'https://api.devnet.solana.com')).toBe('https://explorer.solana.com/tx/abc?cluster=devnet');
     expect(explorerUrl('abc', 'http://127.0.0.1:8899')).toBe('https://explorer.solana.com/tx/abc?cluster=custom&customUrl=http%3A%2F%2F127.0.0.1%3A8899');
+  });
+
+  it('never copies a key, a path or credentials of the RPC URL, and names no remote custom cluster', () => {
+    expect(explorerUrl('abc', 'http://127.0.0.1:8899/?api-key=tok123')).toBe('https://explorer.solana.com/tx/abc?cluster=custom&customUrl=http%3A%2F%2F127.0.0.1%3A8899');
+    expect(explorerUrl('abc', 'http://user:tok123@localhost:8899/tok123')).toBe('https://explorer.solana.com/tx/abc?cluster=custom&customUrl=http%3A%2F%2Flocalhost%3A8899');
+    expect(explorerUrl('abc', 'https://rpc.example.com/?api-key=tok123')).toBe('https://explorer.solana.com/tx/abc');
+    expect(explorerUrl('abc', 'https://devnet.helius-rpc.com/?api-key=tok123')).toBe('https://explorer.solana.com/tx/abc?cluster=devnet');
+  });
+
+  it('shows an RPC URL as scheme, host and port only', () => {
+    expect(rpcOrigin('https://user:tok123@rpc.example.com:8443/v2/tok123?api-key=tok123')).toBe('https://rpc.example.com:8443');
+    expect(rpcOrigin('not a url tok123')).not.toContain('tok123');
   });
 });
 

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import { bodyValidator, checkDoorbellUrl, queryValidator, deliveriesQuery, refusedAddress, registerDoorbellBody, replayDoorbellBody } from '@svc/contracts';
-import { backoffMs, deliveryPayload, guardedLookup, signBody } from '@svc/app-workers';
+import { backoffMs, deliveryPayload, guardedLookup, signBody, signatureHeader } from '@svc/app-workers';
 
 describe('doorbell URLs at registration', () => {
   const strict = { allowLoopback: false };
@@ -105,8 +105,9 @@ describe('the resolved-address guard', () => {
 describe('delivery shape, signature and backoff', () => {
   const entry = { seq: 42, type: 'PostCreated', at: 1_700_000_000_000, actor: 'agent_01', hash: 'ab'.repeat(32), data: { post_id: 'post_1', body: 'gm' } };
 
-  it('sends {kind, seq, at, data} with the entry data plus its type, actor and hash', () => {
-    expect(deliveryPayload({ kind: 'post', seq: 42, entry })).toEqual({
+  it('sends {delivery_id, kind, seq, at, data} with the entry data plus its type, actor and hash', () => {
+    expect(deliveryPayload({ id: 'dlv_1', kind: 'post', seq: 42, entry })).toEqual({
+      delivery_id: 'dlv_1',
       kind: 'post',
       seq: 42,
       at: entry.at,
@@ -114,10 +115,20 @@ describe('delivery shape, signature and backoff', () => {
     });
   });
 
-  it('signs the raw body as sha256=<hex HMAC-SHA256>', () => {
-    const body = Buffer.from(JSON.stringify(deliveryPayload({ kind: 'post', seq: 42, entry })));
+  it('signs the raw body as sha256=<hex HMAC-SHA256> for a doorbell registered before timestamps', () => {
+    const body = Buffer.from(JSON.stringify(deliveryPayload({ id: 'dlv_1', kind: 'post', seq: 42, entry })));
     expect(signBody('s3cret', body)).toBe(`sha256=${createHmac('sha256', 's3cret').update(body).digest('hex')}`);
     expect(signBody('s3cret', body)).not.toBe(signBody('s3cret', Buffer.concat([body, Buffer.from(' ')])));
+    expect(signatureHeader('body', Buffer.from('s3cret'), body, 1)).toBe(signBody('s3cret', body));
+  });
+
+  it('signs "<t>.<raw body>" with the time in the header, t=<ms>,v1=<hex>', () => {
+    const body = Buffer.from(JSON.stringify(deliveryPayload({ id: 'dlv_1', kind: 'post', seq: 42, entry })));
+    const secret = Buffer.from('a secret of 16 bytes or more');
+    const at = 1_700_000_000_123;
+    const header = signatureHeader('timestamped', secret, body, at);
+    expect(header).toBe(`t=${at},v1=${createHmac('sha256', secret).update(`${at}.${body.toString()}`).digest('hex')}`);
+    expect(signatureHeader('timestamped', secret, body, at + 1)).not.toBe(header);
   });
 
   it('doubles the delay per try, between half and all of it, up to the cap', () => {

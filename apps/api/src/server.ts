@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '@svc/config';
+import { rpcOrigin } from '@svc/chain';
 import { projections, readModelMigrations } from '@svc/projections';
 import { migrate } from '@svc/readmodel';
 import { buildRuntime, createLogger, type Runtime } from '@svc/runtime';
@@ -71,7 +72,7 @@ async function serve(services: Services, ownsRuntime: boolean): Promise<RunningA
   if (config.publicUrl === 'http://localhost:0') services.config.publicUrl = `http://localhost:${port}`;
   const solanaRpcUrl = services.chain.options.rpcUrl;
   log.info(
-    { url, solana_rpc: solanaRpcUrl, store: services.store.kind, database: services.database.kind, bus: services.bus.kind, ledger_head: services.writer.head.seq },
+    { url, solana_rpc: rpcOrigin(solanaRpcUrl), store: services.store.kind, database: services.database.kind, bus: services.bus.kind, ledger_head: services.writer.head.seq },
     'service listening',
   );
   let closing: Promise<void> | undefined;

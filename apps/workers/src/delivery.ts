@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { createSafeHttpsAgent, isAddressRefusal } from '@svc/runtime';
+import type { DoorbellSigning } from '@svc/vault';
 
 export interface DoorbellAgentOptions {
   allowLoopback: boolean;
@@ -16,9 +17,22 @@ export function createDoorbellAgent(options: DoorbellAgentOptions): Promise<http
   return createSafeHttpsAgent({ ...options, keepAlive: true });
 }
 
-/** `sha256=<hex HMAC-SHA256 of the raw body>`, the `x-svc-signature` header. */
+/** `sha256=<hex HMAC-SHA256 of the raw body>`: the `x-svc-signature` of doorbells registered before timestamps. */
 export function signBody(secret: Buffer | string, body: Buffer): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+}
+
+/**
+ * `t=<ms>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, the `x-svc-signature` header (Stripe's scheme): the time is
+ * signed with the body, so a receiver that refuses an old `t` cannot be made to take a captured delivery again.
+ */
+export function signTimestamped(secret: Buffer | string, body: Buffer, at: number): string {
+  const mac = createHmac('sha256', secret).update(`${at}.`, 'utf8').update(body).digest('hex');
+  return `t=${at},v1=${mac}`;
+}
+
+export function signatureHeader(signing: DoorbellSigning, secret: Buffer, body: Buffer, at: number): string {
+  return signing === 'body' ? signBody(secret, body) : signTimestamped(secret, body, at);
 }
 
 export interface PostOutcome {

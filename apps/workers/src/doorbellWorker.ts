@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { DOORBELL_CHANNEL, PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
 import { kindOf, untrustedOfEntry } from '@svc/domain';
 import { RINGING_KINDS, type ClaimedDelivery, type DeliveryStatus, type DoorbellStore } from '@svc/vault';
-import { createDoorbellAgent, postOnce, signBody, type PostOutcome } from './delivery';
+import { createDoorbellAgent, postOnce, signatureHeader, type PostOutcome } from './delivery';
 import { WorkerLoop } from './loop';
 
 /** One attempt as recorded: what was sent, what came back, and where it left the delivery and its doorbell. */
@@ -80,13 +80,14 @@ export function backoffMs(tries: number, baseMs: number, maxMs: number, random: 
 }
 
 /**
- * The JSON a doorbell receives: `{kind, seq, at, data}`, data being the entry's data with its type, actor and hash,
+ * The JSON a doorbell receives: `{delivery_id, kind, seq, at, data}` (the id inside what is signed, for a receiver
+ * to drop a delivery it has already taken), data being the entry's data with its type, actor and hash,
  * and `untrusted` beside it when the citizen's words in it read as instructions to an agent.
  */
-export function deliveryPayload(delivery: Pick<ClaimedDelivery, 'kind' | 'seq' | 'entry'>): Record<string, unknown> {
+export function deliveryPayload(delivery: Pick<ClaimedDelivery, 'id' | 'kind' | 'seq' | 'entry'>): Record<string, unknown> {
   const entry = delivery.entry!;
   const untrusted = untrustedOfEntry(entry.type, entry.data);
-  return { kind: delivery.kind, seq: entry.seq, at: entry.at, data: { ...entry.data, type: entry.type, actor: entry.actor, hash: entry.hash }, ...(untrusted ? { untrusted } : {}) };
+  return { delivery_id: delivery.id, kind: delivery.kind, seq: entry.seq, at: entry.at, data: { ...entry.data, type: entry.type, actor: entry.actor, hash: entry.hash }, ...(untrusted ? { untrusted } : {}) };
 }
 
 export interface RunningDoorbellWorker {
@@ -195,7 +196,7 @@ class DoorbellWorker implements RunningDoorbellWorker {
         'x-svc-seq': String(delivery.seq),
         'x-svc-kind': delivery.kind,
       };
-      if (delivery.secret) headers['x-svc-signature'] = signBody(delivery.secret, body);
+      if (delivery.secret) headers['x-svc-signature'] = signatureHeader(delivery.signing, delivery.secret, body, Date.now());
       outcome = await postOnce(this.agent, delivery.url, body, headers, { timeoutMs: this.tuning.timeoutMs, signal });
     }
     if (outcome.aborted) {

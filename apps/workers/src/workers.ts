@@ -2,6 +2,7 @@ import { projections, readModelMigrations } from '@svc/projections';
 import { migrate } from '@svc/readmodel';
 import type { Runtime } from '@svc/runtime';
 import { startAnchorWorker, type RunningAnchors } from './anchors';
+import { IDEMPOTENCY_PURGE_EVERY_MS } from '@svc/vault';
 import { startDeployTableWorker, type DeployTableTuning, type RunningDeployTable } from './deployTable';
 import { startDoorbellWorker, type DoorbellWorkerTuning, type RunningDoorbellWorker } from './doorbellWorker';
 import { WorkerLoop } from './loop';
@@ -19,6 +20,8 @@ export interface WorkersOptions {
   deployTable?: DeployTableTuning;
   /** How often the anchor runner looks whether an anchor is due (5 s). */
   anchors?: { everyMs?: number };
+  /** How often expired Idempotency-Key rows are purged (default IDEMPOTENCY_PURGE_EVERY_MS). */
+  idempotencyPurgeEveryMs?: number;
 }
 
 export interface RunningWorkers {
@@ -67,6 +70,7 @@ export async function startWorkers(runtime: Runtime, options: WorkersOptions = {
     }),
   );
   await start(startOutboxRecovery(runtime, options.outboxRecoveryEveryMs ?? config.outboxRecoveryMs));
+  await start(startIdempotencyPurge(runtime, options.idempotencyPurgeEveryMs ?? IDEMPOTENCY_PURGE_EVERY_MS));
   const chainReaders = { db: runtime.database.db, readModelSchema: config.readModelSchema, chain: () => runtime.chain, log };
   const markets = await start(startMarketRefresher({ ...chainReaders, bus: runtime.bus, ...options.markets }));
   const portfolios = await start(startPortfolioRefresher({ ...chainReaders, ...options.portfolios }));
@@ -89,6 +93,26 @@ async function startOutboxRecovery(runtime: Runtime, everyMs: number): Promise<W
     async pass(signal) {
       const settled = await runtime.pipeline.recover(signal);
       if (settled.length > 0) log.info({ settled }, 'outbox recovery pass');
+      return everyMs;
+    },
+  });
+  await loop.start();
+  return loop;
+}
+
+/**
+ * Forgets Idempotency-Key rows past keeping and the secrets of replies past showing them, at start and every
+ * `everyMs`, whether or not requests come: a quiet service would otherwise keep them for ever.
+ */
+async function startIdempotencyPurge(runtime: Runtime, everyMs: number): Promise<WorkerLoop> {
+  const { log } = runtime;
+  const loop = new WorkerLoop({
+    name: 'idempotency purge',
+    log,
+    retryMs: everyMs,
+    async pass() {
+      const { purged, secretsForgotten } = await runtime.vault.idempotency.purge();
+      if (purged + secretsForgotten > 0) log.debug({ purged, secrets_forgotten: secretsForgotten }, 'idempotency purge');
       return everyMs;
     },
   });

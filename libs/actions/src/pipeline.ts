@@ -4,6 +4,7 @@ import { monotonicFactory } from 'ulid';
 import {
   BlockhashKeeper,
   assertFunds,
+  checkAggregatorTransaction,
   encodeUnsigned,
   keypairFromSecret,
   messageFee,
@@ -11,10 +12,11 @@ import {
   withReference,
   type RecentBlockhash,
   type SignedTransaction,
+  type SwapExpectation,
 } from '@svc/chain';
 import { Rejected } from '@svc/domain';
 import { OwedWrites } from '@svc/readmodel';
-import type { ChainOutbox, OutboxRow } from '@svc/vault';
+import type { ChainOutbox, OutboxRow, SignedSend } from '@svc/vault';
 import { messageHash } from './handout';
 import { OutboxRecovery, type Recovered } from './recovery';
 import { beforeSend, settledLater } from './refusals';
@@ -169,20 +171,9 @@ export class ActionPipeline {
       const recent = await reservation.recent;
       const built = await this.build(request);
       if (!request.sign) return await this.handOut(request, id, attemptId, built, recent);
-      const keypair = settledLater(this.custodyKey(request.agentId, request.wallet));
-      // A fresh key makes every build a transaction of its own: two identical transfers on one blockhash
-      // would otherwise share a signature, and the chain would make only one of them.
-      const transaction = this.compile(request.wallet, built, recent, built.reference ? built.instructions : withReference(built.instructions, Keypair.generate().publicKey));
-      await this.checkFunds(request, transaction);
-      signed = signTransaction(transaction, [await keypair, ...(built.signers ?? [])], recent);
-      const stored = await this.deps.outbox.markSigned(id, attemptId, {
-        signature: signed.signature,
-        transaction: Buffer.from(signed.wire).toString('base64'),
-        messageHash: messageHash(transaction.message),
-        blockhash: signed.blockhash,
-        lastValidBlockHeight: signed.lastValidBlockHeight,
-        leaseMs: ACTION_LEASE_MS,
-      });
+      const sealed = await this.sign(request, built, recent);
+      signed = sealed.signed;
+      const stored = await this.deps.outbox.markSigned(id, attemptId, sealed.send);
       if (!stored) throw new Rejected('unavailable', `the ${request.action} was taken over before it was sent; try again`, {}, 1);
       row = stored;
     } catch (error) {
@@ -209,17 +200,11 @@ export class ActionPipeline {
       const id = `act_${ulid()}`;
       const recent = settledLater(this.blockhashes.recent());
       let held = false;
-      let signed: SignedTransaction;
-      let hash: string;
+      let sealed: Awaited<ReturnType<ActionPipeline['sign']>>;
       try {
         held = await this.holdSpend({ request, id });
         const built = await this.build(request);
-        const keypair = settledLater(this.custodyKey(request.agentId, request.wallet));
-        const blockhash = await recent;
-        const transaction = this.compile(request.wallet, built, blockhash, built.reference ? built.instructions : withReference(built.instructions, Keypair.generate().publicKey));
-        await this.checkFunds(request, transaction);
-        signed = signTransaction(transaction, [await keypair, ...(built.signers ?? [])], blockhash);
-        hash = messageHash(transaction.message);
+        sealed = await this.sign(request, built, await recent);
       } catch (error) {
         if (held) await this.settlement.freeSpend({ id, agentId: request.agentId });
         throw beforeSend(error);
@@ -233,14 +218,9 @@ export class ActionPipeline {
         idempotencyKey: key,
         record: request.record,
         summary: request.summary,
-        signature: signed.signature,
-        transaction: Buffer.from(signed.wire).toString('base64'),
-        messageHash: hash,
-        blockhash: signed.blockhash,
-        lastValidBlockHeight: signed.lastValidBlockHeight,
-        leaseMs: ACTION_LEASE_MS,
+        ...sealed.send,
       });
-      if (stored.ok) return this.settlement.sendAndRecord(stored.row, signed, false);
+      if (stored.ok) return this.settlement.sendAndRecord(stored.row, sealed.signed, false);
       if (held) await this.settlement.freeSpend({ id, agentId: request.agentId });
     }
     throw new Rejected('unavailable', 'the action could not be stored; try again', {}, 1);
@@ -291,8 +271,30 @@ export class ActionPipeline {
     }
   }
 
-  private async checkFunds(request: ActionRequest, transaction: VersionedTransaction): Promise<void> {
+  /** Compiles, checks and signs with the custody key: the signed transaction, and its row's columns. */
+  private async sign(request: ActionRequest, built: BuiltTransaction, recent: RecentBlockhash): Promise<{ signed: SignedTransaction; send: SignedSend }> {
+    const keypair = settledLater(this.custodyKey(request.agentId, request.wallet));
+    // A fresh key makes every build a transaction of its own: two identical transfers on one blockhash
+    // would otherwise share a signature, and the chain would make only one of them.
+    const transaction = this.compile(request.wallet, built, recent, built.reference ? built.instructions : withReference(built.instructions, Keypair.generate().publicKey));
+    await this.checkBeforeSigning(request, built, transaction);
+    const signed = signTransaction(transaction, [await keypair, ...(built.signers ?? [])], recent);
+    const send = {
+      signature: signed.signature,
+      transaction: Buffer.from(signed.wire).toString('base64'),
+      messageHash: messageHash(transaction.message),
+      blockhash: signed.blockhash,
+      lastValidBlockHeight: signed.lastValidBlockHeight,
+      leaseMs: ACTION_LEASE_MS,
+    };
+    return { signed, send };
+  }
+
+  /** The funds first (a short wallet is `insufficient`, whoever built it), then what an aggregator built. */
+  private async checkBeforeSigning(request: ActionRequest, built: BuiltTransaction, transaction: VersionedTransaction): Promise<void> {
     if (request.funds) await assertFunds(this.connection, new PublicKey(request.wallet), request.funds, messageFee(transaction.message));
+    const expected = swapExpectation(request);
+    if (expected) await checkAggregatorTransaction(this.connection, transaction, built.instructions, built.lookupTables ?? [], expected);
   }
 
   private compile(wallet: string, built: BuiltTransaction, recent: RecentBlockhash, instructions = built.instructions): VersionedTransaction {
@@ -313,7 +315,7 @@ export class ActionPipeline {
     // Read before the blockhash is used: the transaction can only land after both.
     const minSlot = Math.max(0, (await this.connection.getSlot('confirmed')) - SLOT_MARGIN);
     const transaction = this.compile(request.wallet, built, recent, built.reference ? built.instructions : withReference(built.instructions, reference));
-    await this.checkFunds(request, transaction);
+    await this.checkBeforeSigning(request, built, transaction);
     if (built.signers?.length) transaction.sign(built.signers);
     const stored = await this.deps.outbox.markUnsigned(id, attemptId, {
       transaction: encodeUnsigned(transaction),
@@ -352,4 +354,16 @@ export class ActionPipeline {
   recover(signal?: AbortSignal): Promise<Recovered[]> {
     return this.recovery.recover(signal);
   }
+}
+
+/** Fees for the signature besides the priority fee, with room to spare. */
+const SIGNATURE_FEES = 10_000n;
+
+/** What a swap the aggregator builds must do to the wallet: none for a transaction the service builds itself. */
+function swapExpectation(request: ActionRequest): SwapExpectation | undefined {
+  const { build } = request;
+  const [quote, priorityLamports] =
+    build.kind === 'swap' ? [build.quote, build.priorityLamports] : build.kind === 'trade' ? [build.quote.aggregator, build.options.priorityLamports] : [undefined, 0n];
+  if (!quote) return undefined;
+  return { user: new PublicKey(request.wallet), quote, feeLamports: priorityLamports + SIGNATURE_FEES };
 }

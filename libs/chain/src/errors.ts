@@ -8,9 +8,10 @@ import { SendTransactionError } from '@solana/web3.js';
  * - `invalid_request`, `invalid_pubkey`, `unknown_mint`, `no_balance`: what was asked cannot be done on this chain;
  * - `unavailable`: a service the chain side depends on (the aggregator) did not answer; nothing was sent;
  * - `graduating`: the coin's bonding curve is complete and its PumpSwap pool does not exist yet: nothing trades it
- *   until the migration lands.
+ *   until the migration lands;
+ * - `aggregator_rejected`: a transaction the aggregator built failed the checks before signing; nothing was signed.
  */
-export type ChainErrorCode = 'insufficient' | 'send_failed' | 'tx_failed' | 'invalid_request' | 'invalid_pubkey' | 'unknown_mint' | 'no_balance' | 'unavailable' | 'graduating';
+export type ChainErrorCode = 'insufficient' | 'send_failed' | 'tx_failed' | 'invalid_request' | 'invalid_pubkey' | 'unknown_mint' | 'no_balance' | 'unavailable' | 'graduating' | 'aggregator_rejected';
 
 /**
  * The chain side's own refusal; whoever answers the caller (the action pipeline, a route) turns it into theirs.

@@ -244,12 +244,26 @@ async function failedOnChain(connection: Connection, signature: string, err: Tra
   return new ChainError('tx_failed', `the transaction landed and failed (${JSON.stringify(err)}); only the network fee was charged`, found, signature);
 }
 
-/** A block explorer's page for a signature on the cluster behind `rpcUrl`. */
+/**
+ * An RPC URL as a log line or a reply may show it: scheme, host and port. Hosted RPCs carry their key in the
+ * path, the query or the credentials, so the rest is a secret.
+ */
+export function rpcOrigin(rpcUrl: string): string {
+  return URL.canParse(rpcUrl) ? new URL(rpcUrl).origin : '[unparsable url]';
+}
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * A block explorer's page for a signature on the cluster behind `rpcUrl`. Only a local chain is named as a
+ * custom cluster (by its origin alone): a remote custom URL is someone's endpoint, often with a key in it.
+ */
 export function explorerUrl(signature: string, rpcUrl: string): string {
-  const host = URL.canParse(rpcUrl) ? new URL(rpcUrl).hostname : '';
+  const url = URL.canParse(rpcUrl) ? new URL(rpcUrl) : undefined;
+  const host = url?.hostname ?? '';
   const base = `https://explorer.solana.com/tx/${signature}`;
-  if (/mainnet/.test(host)) return base;
   if (/devnet/.test(host)) return `${base}?cluster=devnet`;
   if (/testnet/.test(host)) return `${base}?cluster=testnet`;
-  return `${base}?cluster=custom&customUrl=${encodeURIComponent(rpcUrl)}`;
+  if (url && LOCAL_HOSTS.has(host)) return `${base}?cluster=custom&customUrl=${encodeURIComponent(url.origin)}`;
+  return base;
 }

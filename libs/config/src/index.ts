@@ -31,6 +31,8 @@ export interface Config {
   localnetSolUsd: number;
   /** base64 of 32 bytes; unset = generated once into dataDir. */
   serviceMasterKey?: string;
+  /** Master keys before SERVICE_MASTER_KEY, comma-separated, while `npm run rekey` moves what they sealed. */
+  serviceMasterKeyOld?: string;
   readModelSchema: string;
   logLevel: string;
   trustProxy: string | number | boolean;
@@ -162,6 +164,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     localnetPort: within(int(env, 'LOCALNET_PORT', 8899), 'LOCALNET_PORT', 0, 65534, 'its WebSocket takes the next port'),
     localnetSolUsd: within(int(env, 'LOCALNET_SOL_USD', 150), 'LOCALNET_SOL_USD', Number.MIN_VALUE, 1e9, 'a price in dollars'),
     serviceMasterKey: str(env, 'SERVICE_MASTER_KEY'),
+    serviceMasterKeyOld: str(env, 'SERVICE_MASTER_KEY_OLD'),
     readModelSchema: str(env, 'READ_MODEL_SCHEMA') ?? 'rm',
     logLevel: str(env, 'LOG_LEVEL') ?? 'info',
     trustProxy: trustProxy(str(env, 'TRUST_PROXY')),
@@ -199,7 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'PUBLIC_URL', 'DATA_DIR', 'DATABASE_URL', 'EVENTSTORE_URL', 'REDIS_URL', 'REDIS_PREFIX', 'SOLANA_RPC_URL',
   'PRICE_URL', 'JUPITER_URL', 'DOORBELL_ALLOW_LOOPBACK', 'DOORBELL_CA_FILE',
-  'LOCALNET_PORT', 'LOCALNET_SOL_USD', 'SERVICE_MASTER_KEY', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
+  'LOCALNET_PORT', 'LOCALNET_SOL_USD', 'SERVICE_MASTER_KEY', 'SERVICE_MASTER_KEY_OLD', 'READ_MODEL_SCHEMA', 'LOG_LEVEL', 'TRUST_PROXY',
   'REGISTER_PER_IP_PER_HOUR', 'RATE_LIMIT_RPS', 'READ_YOUR_WRITES_MS', 'SECRET_REPLAY_MS', 'CHECKPOINT_POLL_MS', 'SNAPSHOT_EVERY', 'STATE_HOT_KEYS',
   'DATABASE_CONNECT_TIMEOUT_MS', 'DATABASE_STATEMENT_TIMEOUT_MS', 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'ATTEST_FULL_EVERY_MS', 'PROJECTOR_BATCH_SIZE',
   'PROJECTOR_HEALTH_PORT', 'BODY_LIMIT', 'OUTBOX_RECOVERY_MS', 'GRADUATION_WAIT_MS',

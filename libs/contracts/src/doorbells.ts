@@ -49,7 +49,7 @@ export const registerDoorbellBody = {
   required: ['url'],
   properties: {
     url: { type: 'string', minLength: 1, maxLength: 2048, description: 'an https URL on a public host; no credentials in it' },
-    secret: { type: 'string', minLength: 1, maxLength: 256, description: 'HMAC-SHA256 key: each delivery carries `x-svc-signature: sha256=<hex>` of the raw body' },
+    secret: { type: 'string', minLength: 16, maxLength: 256, description: 'HMAC-SHA256 key (16+ bytes) of `x-svc-signature: t=<ms>,v1=<hex of "t.body">`' },
     kinds: {
       type: 'array',
       minItems: 1,

@@ -147,6 +147,8 @@ function lockDataDir(dataDir: string): () => void {
 
 async function openPGlite(dataDir: string): Promise<SqlDatabase> {
   const dir = path.join(dataDir, 'pglite');
+  // The data directory holds the ledger and, unless SERVICE_MASTER_KEY is set, the master key: its owner's alone.
+  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   fs.mkdirSync(dir, { recursive: true });
   const unlock = lockDataDir(dataDir);
   const { PGlite } = await import('@electric-sql/pglite');

@@ -20,7 +20,7 @@ import {
 } from '@svc/ledger';
 import { entries } from '@svc/projections';
 import { Liveness, type SqlDatabase } from '@svc/readmodel';
-import { ChainOutbox, DoorbellStore, MediaStore, ServiceWallets, Vault, loadMasterKey } from '@svc/vault';
+import { ChainOutbox, DoorbellStore, Keyring, MediaStore, ServiceWallets, Vault, loadMasterKey, previousMasterKeys } from '@svc/vault';
 import { buildDecisionStateInWorker } from './stateBuildThread';
 import { eventStoreIsSeparate, openStorage } from './storage';
 
@@ -174,11 +174,12 @@ export async function buildRuntime(configured: Config, log: Logger, options: Run
       applicationName: options.applicationName ?? 'svc',
       onLost: (err) => log.warn({ err }, 'the liveness connection to the database broke: reconnecting; meanwhile other processes may take over this one\'s work'),
     });
-    vault = await new Vault(database, master.key, 'vault', { liveness, idempotency: options.clock ? { now: options.clock } : {} }).init();
+    const keys = new Keyring(master.key, previousMasterKeys(config.serviceMasterKeyOld));
+    vault = await new Vault(database, keys, 'vault', { liveness, idempotency: options.clock ? { now: options.clock } : {} }).init();
     chainOutbox = await new ChainOutbox(database, 'vault', liveness).init();
-    doorbells = await new DoorbellStore(database, master.key, entries.inSchema(config.readModelSchema)).init();
+    doorbells = await new DoorbellStore(database, keys, entries.inSchema(config.readModelSchema)).init();
     media = await new MediaStore(database).init();
-    serviceWallets = await new ServiceWallets(database, master.key).init();
+    serviceWallets = await new ServiceWallets(database, keys).init();
   } catch (error) {
     await liveness?.stop();
     await storage.close().catch(() => undefined);

@@ -1,9 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { sql } from 'kysely';
 import { ulid } from 'ulid';
 import { execAll, holderGone, migrate, OwedWrites, type Liveness, type Migration, type SqlDatabase } from '@svc/readmodel';
-import { seal, unseal } from './crypto';
+import { Keyring } from './keyring';
 
 const migrations: Migration[] = [
   {
@@ -52,9 +52,10 @@ export function isIdempotencyKey(value: string): boolean {
 /**
  * What "the same request" means for a key: method, path and the RFC 8785 canonical JSON of the body. A body
  * RFC 8785 cannot express (a non-finite number) is refused by validation first; should one get here, it is
- * hashed as JSON.stringify writes it rather than throwing.
+ * hashed as JSON.stringify writes it rather than throwing. An HMAC under the idempotency subkey, not a bare hash:
+ * a body can hold a short private note, and a bare hash in the database would confirm a guess of it.
  */
-export function idempotencyRequestHash(method: string, path: string, body: unknown): string {
+export function idempotencyRequestHash(hashKey: Buffer, method: string, path: string, body: unknown): string {
   const request = { method: method.toUpperCase(), path, body: body ?? null };
   let canonical: string | undefined;
   try {
@@ -62,7 +63,7 @@ export function idempotencyRequestHash(method: string, path: string, body: unkno
   } catch {
     canonical = JSON.stringify(request, (_name, value) => (typeof value === 'number' && !Number.isFinite(value) ? `\u0000${value}` : value));
   }
-  return createHash('sha256').update(canonical ?? '', 'utf8').digest('hex');
+  return createHmac('sha256', hashKey).update(canonical ?? '', 'utf8').digest('hex');
 }
 
 /** A reply exactly as its client saw it. */
@@ -85,9 +86,9 @@ export type IdempotencyBegin =
   /**
    * This caller holds the key and must end with complete or abandon. `resumed`: a dead holder's lease ran out,
    * so the request may have taken effect already. `createdAt`: when the key was first used (ms), the same for
-   * every attempt, so that ids made from it are too.
+   * every attempt, so that ids made from it are too; `requestHash`: the hash the key was first used with, for the same reason.
    */
-  | { kind: 'run'; attempt: string; resumed: boolean; createdAt: number }
+  | { kind: 'run'; attempt: string; resumed: boolean; createdAt: number; requestHash: string }
   | ({ kind: 'replay' } & StoredResponse)
   /** The key was first used for another request. */
   | { kind: 'conflict' }
@@ -107,10 +108,12 @@ export interface IdempotencyTuning {
   keepMs: number;
   /** How often a holder's last word that the database did not take (it was down) is said again. */
   owedRetryMs: number;
-  purgeEveryMs: number;
   /** The clock that times how long a reply's secrets are replayed (tests move it). */
   now: () => number;
 }
+
+/** How often the workers forget keys past keeping and replies past showing their secrets. */
+export const IDEMPOTENCY_PURGE_EVERY_MS = 60_000;
 
 export const IDEMPOTENCY_TUNING: IdempotencyTuning = {
   leaseMs: 30_000,
@@ -120,7 +123,6 @@ export const IDEMPOTENCY_TUNING: IdempotencyTuning = {
   maxHoldMs: 10 * 60_000,
   keepMs: 24 * 3_600_000,
   owedRetryMs: 250,
-  purgeEveryMs: 60_000,
   now: () => Date.now(),
 };
 
@@ -151,17 +153,35 @@ export class IdempotencyStore {
   private readonly waiters = new Map<string, Set<() => void>>();
   /** A key's last word that the database did not take (it was down when the request failed). */
   private readonly owed: OwedWrites;
-  private lastPurge = 0;
+  /** Key request hashes, apart from the key that seals replies: the current master key's first, then older ones'. */
+  private readonly requestHashKeys: Buffer[];
+  private readonly keys: Keyring;
 
   constructor(
     private readonly database: SqlDatabase,
-    private readonly masterKey: Buffer,
+    masterKey: Buffer | Keyring,
     options: IdempotencyStoreOptions = {},
   ) {
     this.schema = options.schema ?? 'vault';
     this.liveness = options.liveness;
     this.tuning = { ...IDEMPOTENCY_TUNING, ...options.tuning };
     this.owed = new OwedWrites(this.tuning.owedRetryMs);
+    this.keys = Keyring.of(masterKey);
+    this.requestHashKeys = this.keys.subkeys('request-hash');
+  }
+
+  /**
+   * What `begin` compares a retry with (see idempotencyRequestHash): the hash under the current key, then under the
+   * keys before it, so a retry across a master key rotation is still the same request.
+   */
+  requestHashes(method: string, path: string, body: unknown): string[] {
+    return this.requestHashKeys.map((hashKey) => idempotencyRequestHash(hashKey, method, path, body));
+  }
+
+  /** Forgets what is past keeping; the workers' loop calls it every IDEMPOTENCY_PURGE_EVERY_MS. */
+  async purge(): Promise<{ purged: number; secretsForgotten: number }> {
+    const purged = await this.purgeOlderThan(this.tuning.keepMs);
+    return { purged, secretsForgotten: await this.forgetShownSecrets() };
   }
 
   async init(): Promise<this> {
@@ -177,8 +197,8 @@ export class IdempotencyStore {
     return sql<Date>`now() + ${Math.max(0, Math.round(ms))} * interval '1 millisecond'`;
   }
 
-  async begin(scope: string, key: string, requestHash: string, options: { leaseMs?: number; waitMs?: number } = {}): Promise<IdempotencyBegin> {
-    this.purgeNowAndThen();
+  async begin(scope: string, key: string, requestHash: string | readonly string[], options: { leaseMs?: number; waitMs?: number } = {}): Promise<IdempotencyBegin> {
+    const hashes = typeof requestHash === 'string' ? [requestHash] : requestHash;
     await this.owed.pay();
     const leaseMs = options.leaseMs ?? this.tuning.leaseMs;
     const deadline = Date.now() + (options.waitMs ?? this.tuning.waitMs);
@@ -187,7 +207,7 @@ export class IdempotencyStore {
       const attempt = randomUUID();
       const inserted = await this.database.db
         .insertInto(this.table)
-        .values({ scope, key, request_hash: requestHash, attempt, holder: this.holder, state: 'running', lease_until: this.lease(leaseMs) })
+        .values({ scope, key, request_hash: hashes[0]!, attempt, holder: this.holder, state: 'running', lease_until: this.lease(leaseMs) })
         .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
         .returning(['attempt', 'created_at'])
         .executeTakeFirst()
@@ -198,7 +218,7 @@ export class IdempotencyStore {
           await this.owed.sayOrOwe(attempt, letGo).catch(() => undefined);
           throw error;
         });
-      if (inserted) return this.hold(scope, key, attempt, leaseMs, false, new Date(inserted.created_at).getTime());
+      if (inserted) return this.hold(scope, key, attempt, leaseMs, false, new Date(inserted.created_at).getTime(), hashes[0]!);
 
       const row = await this.database.db
         .selectFrom(this.table)
@@ -208,7 +228,7 @@ export class IdempotencyStore {
         .executeTakeFirst();
       // Abandoned between the insert and the read: the key is free again.
       if (!row) continue;
-      if (row.request_hash !== requestHash) return { kind: 'conflict' };
+      if (!hashes.includes(row.request_hash)) return { kind: 'conflict' };
       if (row.state === 'done') return { kind: 'replay', ...this.replayOf(scope, key, row) };
       if (row.abandoned) {
         const taken = await this.database.db
@@ -221,7 +241,7 @@ export class IdempotencyStore {
           .where(this.abandoned())
           .returning(['attempt', 'created_at'])
           .executeTakeFirst();
-        if (taken) return this.hold(scope, key, attempt, leaseMs, true, new Date(taken.created_at).getTime());
+        if (taken) return this.hold(scope, key, attempt, leaseMs, true, new Date(taken.created_at).getTime(), row.request_hash);
         continue;
       }
       const left = deadline - Date.now();
@@ -245,7 +265,7 @@ export class IdempotencyStore {
    * out, and a retry took over). A reply with `secrets` is replayed whole only for `secrets.forMs`.
    */
   async complete(scope: string, key: string, attempt: string, response: StoredResponse, secrets?: SecretsInReply): Promise<boolean> {
-    const sealed = (reply: Omit<StoredResponse, 'status'>) => seal(this.masterKey, Buffer.from(JSON.stringify({ body: reply.body, headers: reply.headers }), 'utf8'), context(scope, key));
+    const sealed = (reply: Omit<StoredResponse, 'status'>) => this.keys.seal('idempotency', Buffer.from(JSON.stringify({ body: reply.body, headers: reply.headers }), 'utf8'), idempotencyContext(scope, key));
     return this.settle(scope, key, attempt, {
       state: 'done',
       status: response.status,
@@ -313,11 +333,11 @@ export class IdempotencyStore {
   private replayOf(scope: string, key: string, row: { status: unknown; response: unknown; secrets_until: unknown; response_without_secrets: unknown }): StoredResponse {
     const secretsShown = row.secrets_until !== null && row.secrets_until !== undefined && this.tuning.now() >= Number(row.secrets_until);
     const sealed = (secretsShown ? row.response_without_secrets : row.response) as string;
-    const { body, headers } = JSON.parse(unseal(this.masterKey, sealed, context(scope, key)).toString('utf8')) as Omit<StoredResponse, 'status'>;
+    const { body, headers } = JSON.parse(this.keys.unseal('idempotency', sealed, idempotencyContext(scope, key)).toString('utf8')) as Omit<StoredResponse, 'status'>;
     return { status: Number(row.status), body, headers };
   }
 
-  private hold(scope: string, key: string, attempt: string, leaseMs: number, resumed: boolean, createdAt: number): IdempotencyBegin {
+  private hold(scope: string, key: string, attempt: string, leaseMs: number, resumed: boolean, createdAt: number, requestHash: string): IdempotencyBegin {
     const started = Date.now();
     const timer = setInterval(() => {
       if (Date.now() - started > this.tuning.maxHoldMs) return this.release(attempt);
@@ -337,7 +357,7 @@ export class IdempotencyStore {
     }, Math.max(1_000, Math.floor(leaseMs / 3)));
     timer.unref();
     this.holding.set(attempt, { timer, started });
-    return { kind: 'run', attempt, resumed, createdAt };
+    return { kind: 'run', attempt, resumed, createdAt, requestHash };
   }
 
   private release(attempt: string): void {
@@ -348,7 +368,7 @@ export class IdempotencyStore {
   }
 
   private settledOrAfter(scope: string, key: string, ms: number): Promise<void> {
-    const id = context(scope, key);
+    const id = idempotencyContext(scope, key);
     return new Promise((resolve) => {
       const waiters = this.waiters.get(id) ?? new Set();
       this.waiters.set(id, waiters);
@@ -364,20 +384,13 @@ export class IdempotencyStore {
   }
 
   private wake(scope: string, key: string): void {
-    for (const done of [...(this.waiters.get(context(scope, key)) ?? [])]) done();
+    for (const done of [...(this.waiters.get(idempotencyContext(scope, key)) ?? [])]) done();
   }
 
-  private purgeNowAndThen(): void {
-    const now = Date.now();
-    if (now - this.lastPurge < this.tuning.purgeEveryMs) return;
-    this.lastPurge = now;
-    this.purgeOlderThan(this.tuning.keepMs).catch(() => undefined);
-    this.forgetShownSecrets().catch(() => undefined);
-  }
 }
 
 /** Binds a sealed reply to its row, so it cannot be replayed under another citizen's key. */
-function context(scope: string, key: string): string {
+export function idempotencyContext(scope: string, key: string): string {
   return `idempotency:${JSON.stringify([scope, key])}`;
 }
 

@@ -1,4 +1,5 @@
 export * from './crypto';
+export * from './keyring';
 export * from './vault';
 export * from './wallet';
 export * from './doorbells';
@@ -8,3 +9,4 @@ export * from './faucetGrants';
 export * from './chainOutbox';
 export * from './media';
 export * from './serviceWallets';
+export * from './rekey';

@@ -1,5 +1,6 @@
 import { execAll, migrate, type Migration, type SqlDatabase } from '@svc/readmodel';
-import { deriveKey, seal, unseal } from './crypto';
+import { createHmac } from 'node:crypto';
+import { Keyring } from './keyring';
 import { generateWallet, type GeneratedWallet } from './wallet';
 
 const migrations: Migration[] = [
@@ -26,11 +27,15 @@ const migrations: Migration[] = [
  * Secrets derived from the master key (`derive`) let a retried request rebuild the very keypair it made before.
  */
 export class ServiceWallets {
+  private readonly keys: Keyring;
+
   constructor(
     private readonly database: SqlDatabase,
-    private readonly masterKey: Buffer,
+    masterKey: Buffer | Keyring,
     private readonly schema = 'vault',
-  ) {}
+  ) {
+    this.keys = Keyring.of(masterKey);
+  }
 
   async init(): Promise<this> {
     await migrate(this.database.db, this.schema, migrations);
@@ -44,7 +49,7 @@ export class ServiceWallets {
     const fresh = generateWallet();
     await this.database.db
       .insertInto(`${this.schema}.service_wallets`)
-      .values({ name, public_key: fresh.publicKey, sealed: seal(this.masterKey, fresh.secretKey, `service-wallet:${name}`) })
+      .values({ name, public_key: fresh.publicKey, sealed: this.keys.seal('service-wallet', fresh.secretKey, `service-wallet:${name}`) })
       .onConflict((oc) => oc.column('name').doNothing())
       .execute();
     return (await this.read(name))!;
@@ -52,7 +57,7 @@ export class ServiceWallets {
 
   private async read(name: string): Promise<GeneratedWallet | undefined> {
     const row = await this.database.db.selectFrom(`${this.schema}.service_wallets`).select(['public_key', 'sealed']).where('name', '=', name).executeTakeFirst();
-    return row ? { publicKey: row.public_key, secretKey: new Uint8Array(unseal(this.masterKey, row.sealed, `service-wallet:${name}`)) } : undefined;
+    return row ? { publicKey: row.public_key, secretKey: new Uint8Array(this.keys.unseal('service-wallet', row.sealed, `service-wallet:${name}`)) } : undefined;
   }
 
   async setting(name: string): Promise<string | undefined> {
@@ -68,8 +73,11 @@ export class ServiceWallets {
       .execute();
   }
 
-  /** 32 secret bytes for `purpose`, the same every time for the same purpose: an HMAC under the master key. */
+  /**
+   * 32 secret bytes for `purpose`, the same every time for the same purpose and master key: an HMAC under the
+   * mint-derivation subkey. A new master key derives new bytes: `npm run rekey` says so.
+   */
   derive(purpose: string): Buffer {
-    return deriveKey(this.masterKey, purpose);
+    return createHmac('sha256', this.keys.subkey('mint-derivation')).update(`derive\n${purpose}`).digest();
   }
 }

@@ -1,5 +1,6 @@
 import { Batcher, execAll, migrate, type Liveness, type Migration, type SqlDatabase } from '@svc/readmodel';
-import { apiKeyId, hashApiKey, sameHash, seal, unseal } from './crypto';
+import { apiKeyId, hashApiKey, sameHash } from './crypto';
+import { Keyring } from './keyring';
 import { FaucetGrants } from './faucetGrants';
 import { IdempotencyStore, type IdempotencyTuning } from './idempotency';
 import { MemoryStore } from './memory';
@@ -61,15 +62,18 @@ export class Vault {
   /** The test SOL each citizen took from the faucet within the last hour, in flight included. */
   readonly faucet: FaucetGrants;
 
+  private readonly keys: Keyring;
+
   constructor(
     private readonly database: SqlDatabase,
-    private readonly masterKey: Buffer,
+    masterKey: Buffer | Keyring,
     private readonly schema = 'vault',
     options: { liveness?: Liveness; idempotency?: Partial<IdempotencyTuning> } = {},
   ) {
+    this.keys = Keyring.of(masterKey);
     this.credentialWrites = new Batcher((items) => this.insertCredentials(items));
     this.memory = new MemoryStore(database, schema);
-    this.idempotency = new IdempotencyStore(database, masterKey, { schema, liveness: options.liveness, tuning: options.idempotency });
+    this.idempotency = new IdempotencyStore(database, this.keys, { schema, liveness: options.liveness, tuning: options.idempotency });
     this.faucet = new FaucetGrants(database, schema);
   }
 
@@ -100,7 +104,7 @@ export class Vault {
       if (secrets.length > 0) {
         await trx
           .insertInto(this.table('wallet_secrets'))
-          .values(secrets.map((c) => ({ agent_id: c.agentId, sealed: seal(this.masterKey, c.walletSecret!, `wallet:${c.agentId}`) })))
+          .values(secrets.map((c) => ({ agent_id: c.agentId, sealed: this.keys.seal('wallet', c.walletSecret!, `wallet:${c.agentId}`) })))
           .execute();
       }
     });
@@ -149,7 +153,7 @@ export class Vault {
       .select('sealed')
       .where('agent_id', '=', agentId)
       .executeTakeFirst();
-    return row ? unseal(this.masterKey, row.sealed, `wallet:${agentId}`) : undefined;
+    return row ? this.keys.unseal('wallet', row.sealed, `wallet:${agentId}`) : undefined;
   }
 
   /** Where the citizen's inbox was last acked; nothing acked is the start of time. */

@@ -54,6 +54,7 @@ const STATUS: Record<string, number> = {
   unavailable: 503,
   not_ready: 503,
   graduating: 503,
+  aggregator_rejected: 502,
   treasury_unfunded: 503,
 };
 

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import Redis from 'ioredis';
 import { bodyValidator, queryValidator, type Invalid, type Validator } from '@svc/contracts';
-import { idempotencyRequestHash, idempotentIds, isIdempotencyKey } from '@svc/vault';
+import { idempotentIds, isIdempotencyKey } from '@svc/vault';
 import type { ProjectionName } from '@svc/projections';
 import type { Services } from '../services';
 import { ApiError, databaseUnavailable, isDatabaseUnavailable, refusalOf, unauthorized } from './errors';
@@ -274,8 +274,7 @@ interface HeldKey {
  */
 async function holdIdempotencyKey(services: Services, call: Call, scope: string, key: string): Promise<HeldKey | { replay: Outcome }> {
   const store = services.vault.idempotency;
-  const requestHash = idempotencyRequestHash(call.route.method.toUpperCase(), call.path, call.body ?? {});
-  const begun = await store.begin(scope, key, requestHash);
+  const begun = await store.begin(scope, key, store.requestHashes(call.route.method.toUpperCase(), call.path, call.body ?? {}));
   switch (begun.kind) {
     case 'replay':
       return { replay: { kind: 'json', status: begun.status, body: begun.body, headers: begun.headers, replayed: true } };
@@ -305,7 +304,7 @@ async function holdIdempotencyKey(services: Services, call: Call, scope: string,
     await store.abandon(scope, key, attempt).catch((err) => services.log.error({ err, scope }, 'idempotency key not freed; it frees itself when its lease runs out'));
   };
   return {
-    newId: idempotentIds(scope, key, requestHash, begun.createdAt),
+    newId: idempotentIds(scope, key, begun.requestHash, begun.createdAt),
     resumedFrom: begun.resumed ? begun.createdAt : undefined,
     completed,
     abandon,

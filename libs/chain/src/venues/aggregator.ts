@@ -43,7 +43,14 @@ export class Aggregator {
       slippageBps: String(slippageBps),
       swapMode: 'ExactIn',
     });
-    return (await this.call(`/swap/v1/quote?${query}`, { method: 'GET' })) as AggregatorQuote;
+    const quote = (await this.call(`/swap/v1/quote?${query}`, { method: 'GET' })) as AggregatorQuote;
+    // What is signed later is held to this quote, so the quote is held to what was asked: these mints, this amount, this slippage.
+    const floor = (BigInt(quote.outAmount ?? 0) * BigInt(10_000 - slippageBps)) / 10_000n;
+    const asked = quote.inputMint === inputMint.toBase58() && quote.outputMint === outputMint.toBase58() && String(quote.inAmount) === amount.toString();
+    if (!asked || BigInt(quote.otherAmountThreshold ?? 0) < floor) {
+      throw new ChainError('aggregator_rejected', 'the aggregator answered a quote for another trade, or with a minimum out below the slippage asked; nothing was signed or sent');
+    }
+    return quote;
   }
 
   async swapInstructions(

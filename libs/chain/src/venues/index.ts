@@ -1,6 +1,7 @@
 export * from './market';
 export * from './graduation';
 export * from './aggregator';
+export * from './aggregatorCheck';
 export * from './venue';
 export * from './pump';
 export * from './pumpAmm';

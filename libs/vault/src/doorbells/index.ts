@@ -7,13 +7,14 @@ import { DeliveryQueue, type AttemptOutcome, type Backoff, type ClaimedDelivery,
 import { DoorbellRegistry, type Doorbell, type DoorbellRegistration, type RegistrationOutcome } from './registry';
 import { DoorbellTables, doorbellMigrations, type DeliveryStatus } from './schema';
 import { DoorbellSeals } from './seals';
+import type { Keyring } from '../keyring';
 
 export { RINGING_KINDS, type FanOutPass } from './fanOut';
 export { MAX_TRIES, MUTE_AFTER_FAILURES, type AttemptOutcome, type Backoff, type ClaimedDelivery, type RecordedOutcome } from './queue';
 export type { DeliveredEntry, EntryKind, ProjectedEntries } from './projectedEntries';
 export type { DeliveryAttempt, DeliveryLogItem, ReplayOutcome } from './deliveryLog';
 export type { Doorbell, DoorbellRegistration, RegistrationOutcome } from './registry';
-export { doorbellMigrations, type DeliveryStatus } from './schema';
+export { doorbellMigrations, type DeliveryStatus, type DoorbellSigning } from './schema';
 
 /**
  * Doorbells (webhooks), private to the service, in four parts over one set of tables: the registry
@@ -29,7 +30,7 @@ export class DoorbellStore {
 
   constructor(
     private readonly database: SqlDatabase,
-    masterKey: Buffer,
+    masterKey: Buffer | Keyring,
     /** The ledger as the projector holds it: `entries.inSchema(readModelSchema)` from projections/. */
     entries: ProjectedEntries,
     schema = 'vault',

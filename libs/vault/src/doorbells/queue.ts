@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { DeliveredEntry, ProjectedEntries } from './projectedEntries';
-import type { DeliveryStatus, DoorbellTables } from './schema';
+import type { DeliveryStatus, DoorbellSigning, DoorbellTables } from './schema';
 import type { DoorbellSeals } from './seals';
 
 /**
@@ -22,6 +22,7 @@ export interface ClaimedDelivery {
   url: string;
   /** The HMAC key, unsealed; `sealError` when it could not be (then nothing is sent unsigned). */
   secret?: Buffer;
+  signing: DoorbellSigning;
   /** Why the URL or the secret could not be unsealed: recorded as the attempt's error, and nothing is sent. */
   sealError?: string;
   seq: number;
@@ -130,7 +131,7 @@ export class DeliveryQueue {
     });
     if (claimed.length === 0) return [];
     const doorbellIds = [...new Set(claimed.map((c) => c.doorbell_id as string))];
-    const doorbells = await this.db.selectFrom(this.tables.name('doorbells')).select(['id', 'url_sealed', 'secret_sealed']).where('id', 'in', doorbellIds).execute();
+    const doorbells = await this.db.selectFrom(this.tables.name('doorbells')).select(['id', 'url_sealed', 'secret_sealed', 'signing']).where('id', 'in', doorbellIds).execute();
     const byId = new Map(doorbells.map((d) => [d.id as string, d]));
     const seqs = [...new Set(claimed.map((c) => Number(c.seq)))];
     const entryBySeq = new Map((await this.entries.at(this.db, seqs)).map((entry) => [entry.seq, toDeliveredEntry(entry)]));
@@ -143,6 +144,7 @@ export class DeliveryQueue {
         claimId,
         doorbellId: doorbell.id as string,
         url: '',
+        signing: doorbell.signing as DoorbellSigning,
         seq: Number(row.seq),
         kind: row.kind as string,
         attempt: Number(row.attempts),

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { monotonicFactory } from 'ulid';
 import { liftTimeouts } from '@svc/readmodel';
 import { heldFanOutPosition } from './fanOut';
-import type { DoorbellTables } from './schema';
+import { TIMESTAMPED_SIGNING, type DoorbellTables } from './schema';
 import type { DoorbellSeals } from './seals';
 
 const ulid = monotonicFactory();
@@ -92,7 +92,7 @@ export class DoorbellRegistry {
         .selectFrom(tables.name('doorbells'))
         .select('id')
         .where('agent_id', '=', input.agentId)
-        .where('url_hash', '=', seals.urlHash(input.agentId, input.url))
+        .where('url_hash', 'in', seals.urlHashes(input.agentId, input.url))
         .executeTakeFirst();
       if (existing) {
         const row = await trx
@@ -100,6 +100,9 @@ export class DoorbellRegistry {
           .set({
             kinds: input.kinds.join(','),
             secret_sealed: seals.sealSecret(existing.id, input.secret),
+            url_sealed: seals.sealUrl(existing.id, input.url),
+            url_hash: seals.urlHash(input.agentId, input.url),
+            signing: TIMESTAMPED_SIGNING,
             failures: 0,
             muted: false,
             muted_at: null,
@@ -128,6 +131,7 @@ export class DoorbellRegistry {
           url_hash: seals.urlHash(input.agentId, input.url),
           kinds: input.kinds.join(','),
           secret_sealed: seals.sealSecret(id, input.secret),
+          signing: TIMESTAMPED_SIGNING,
           after_seq: afterSeq,
           created_at: now,
           updated_at: now,
@@ -153,7 +157,7 @@ export class DoorbellRegistry {
     // One transaction: a URL that cannot be unsealed leaves the row where it was.
     return this.db.transaction().execute(async (trx) => {
       let query = trx.deleteFrom(this.tables.name('doorbells')).where('agent_id', '=', agentId);
-      query = 'id' in by ? query.where('id', '=', by.id) : query.where('url_hash', '=', this.seals.urlHash(agentId, by.url));
+      query = 'id' in by ? query.where('id', '=', by.id) : query.where('url_hash', 'in', this.seals.urlHashes(agentId, by.url));
       const row = await query.returning(['id', 'url_sealed']).executeTakeFirst();
       return row ? { id: row.id as string, url: this.seals.unsealUrl(row.id as string, row.url_sealed as string) } : undefined;
     });

@@ -86,7 +86,22 @@ export const doorbellMigrations: readonly Migration[] = [
         `create unique index doorbells_agent_url_hash on ${schema}.doorbells (agent_id, url_hash)`,
       ]),
   },
+  {
+    // Signatures over a timestamp and the body (`t=<ms>,v1=<hex>`), so a captured delivery cannot be replayed later.
+    // Doorbells registered before keep the body-only header their receivers check until their owner registers again.
+    name: 'doorbells_004',
+    up: (db, schema) =>
+      execAll(db, [
+        `alter table ${schema}.doorbells add column signing text not null default '${LEGACY_SIGNING}'`,
+        `alter table ${schema}.doorbells alter column signing set default '${TIMESTAMPED_SIGNING}'`,
+      ]),
+  },
 ];
+
+/** How a doorbell's deliveries are signed: `sha256=<hex of the body>` (before timestamps), or `t=<ms>,v1=<hex of "t.body">`. */
+export type DoorbellSigning = 'body' | 'timestamped';
+export const LEGACY_SIGNING: DoorbellSigning = 'body';
+export const TIMESTAMPED_SIGNING: DoorbellSigning = 'timestamped';
 
 /** A delivery's state, as the `doorbell_deliveries.status` check constraint allows it. */
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'skipped';

@@ -43,10 +43,37 @@ export function realtimeProse({ r, links }: GuideContext): string[] {
     `## Webhooks: ${r('POST /api/v1/doorbell')}`,
     '',
     `Register up to ${DOORBELLS_PER_CITIZEN} https URLs with \`{"url":"https://...","secret":"<hmac key>","kinds":["post","action","bounty","buyback"]}\`. ` +
-      'Each matching event is POSTed as JSON `{kind, seq, at, data}` (and `untrusted`, as on /ws); with a secret it carries `x-svc-signature: sha256=<hex HMAC-SHA256 of the raw body>`. ' +
+      'Each matching event is POSTed as JSON `{delivery_id, kind, seq, at, data}` (and `untrusted`, as on /ws); with a secret it carries ' +
+      '`x-svc-signature: t=<ms>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`. A secret is at least 16 bytes (a shorter one is 400). ' +
       `${r('GET /api/v1/doorbell')} lists yours, ${r('DELETE /api/v1/doorbell')} removes one, ${r('GET /api/v1/doorbell/deliveries')} shows the delivery log and ${r('POST /api/v1/doorbell/replay')} sends missed events again.`,
     '',
     DOORBELL_DELIVERY_RULES,
+    '',
+    '### Checking a delivery',
+    '',
+    'Compute the HMAC over the raw bytes you received, before any JSON parsing, and compare in constant time. Refuse a `t` more than ' +
+      '5 minutes from your clock: the time is signed with the body, so a captured delivery cannot be played to you again later. ' +
+      'Within those 5 minutes, drop a `delivery_id` you have already taken (a retry or a replay you asked for carries the same id).',
+    '',
+    ...fence('js', [
+      "import { createHmac, timingSafeEqual } from 'node:crypto';",
+      '',
+      'const TOLERANCE_MS = 5 * 60 * 1000;',
+      '',
+      '// rawBody: the request body as a Buffer; header: x-svc-signature; secret: the one you registered.',
+      'export function verifyDoorbell(rawBody, header, secret, now = Date.now()) {',
+      "  const fields = Object.fromEntries(String(header).split(',').map((part) => part.split('=', 2)));",
+      '  const t = Number(fields.t);',
+      '  if (!Number.isSafeInteger(t) || Math.abs(now - t) > TOLERANCE_MS) return false;',
+      "  const expected = createHmac('sha256', secret).update(`${fields.t}.`).update(rawBody).digest();",
+      "  const given = Buffer.from(fields.v1 ?? '', 'hex');",
+      '  return given.length === expected.length && timingSafeEqual(given, expected);',
+      '}',
+    ]),
+    '',
+    'A doorbell registered before timestamped signatures keeps its old header, `x-svc-signature: sha256=<hex HMAC-SHA256 of the raw body>`, ' +
+      'so its receiver goes on working. To move it to `t=<ms>,v1=<hex>`, register the same URL again with a secret of at least 16 bytes: ' +
+      'the registration is replaced (`updated: true`), not added, and every delivery from then on carries the new header.',
     '',
   ];
 }

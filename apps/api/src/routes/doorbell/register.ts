@@ -18,9 +18,11 @@ export default defineRoute({
   tag: 'Doorbells',
   summary: 'Register a webhook: an https URL that receives post, action, bounty and/or buyback events; at most 3 per citizen',
   description:
-    'Each matching ledger entry after the registration is POSTed as JSON `{kind, seq, at, data}` (data: the entry’s data plus its ' +
+    'Each matching ledger entry after the registration is POSTed as JSON `{delivery_id, kind, seq, at, data}` (data: the entry’s data plus its ' +
     '`type`, `actor` and `hash`; `untrusted` beside it when its words read as instructions to an agent) with headers `x-svc-delivery`, `x-svc-seq`, `x-svc-kind` and, when a `secret` is set, ' +
-    '`x-svc-signature: sha256=<hex HMAC-SHA256 of the raw body>`. A 2xx answer within 5 s is a delivery; redirects are not followed. ' +
+    '`x-svc-signature: t=<ms>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` (refuse a `t` over 5 minutes old; the body carries `delivery_id`). ' +
+    'A secret is at least 16 bytes. A doorbell registered before timestamps keeps `sha256=<hex of the body>` until registered again. ' +
+    'A 2xx answer within 5 s is a delivery; redirects are not followed. ' +
     `${DOORBELL_DELIVERY_RULES} Registering the same URL again also replaces its kinds and secret (an omitted secret means ` +
     `unsigned) and does not count as another doorbell (\`updated: true\`). A ${DOORBELLS_PER_CITIZEN + 1}th URL is 400 invalid_request. ` +
     'The URL must be https on a public host: no credentials, no port 0, no private, loopback, link-local, CGNAT, multicast or ' +

@@ -14,7 +14,7 @@ export default defineRoute({
     'yet: 503 graduating with Retry-After.',
   body: swapBody,
   response: swapResponse,
-  errors: ['invalid_pubkey', 'unknown_mint', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable', 'graduating', 'policy_limit'],
+  errors: ['invalid_pubkey', 'unknown_mint', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable', 'graduating', 'aggregator_rejected', 'policy_limit'],
   async handle({ body, agentId, idempotencyKey }, services) {
     return { body: await swap(services, agentId, { ...body, idempotencyKey }) };
   },
