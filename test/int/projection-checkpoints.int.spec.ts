@@ -12,7 +12,7 @@ import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 const ROOT = path.resolve(__dirname, '../..');
 const REAL = projections.map((p) => p.name);
 /** Read models added since the release that kept the one checkpoint `main`: an upgrade from it builds them from seq 0. */
-const SINCE_MAIN = ['candles'];
+const SINCE_MAIN = ['candles', 'anchors'];
 /** Columns a rebuild stamps with the clock, not the ledger. */
 const CLOCK_COLUMNS = new Set(['updated_at', 'refreshed_at', 'projected_at', 'applied_at']);
 
