@@ -20,8 +20,6 @@ const PARALLEL = REBUILD_CONNECTIONS;
 /** What a rebuild is doing: loading rows, deriving figures and building indexes, applying what came meanwhile, swapping. */
 export type RebuildPhase = 'load' | 'index' | 'tail' | 'swap';
 
-const isGin = (definition: string) => definition.includes('USING gin');
-
 /** The indexes that no ON CONFLICT needs: built once over the loaded rows rather than kept row by row. */
 async function dropSecondaryIndexes(db: Kysely<any>, schema: string): Promise<string[]> {
   const found = await sql<{ name: string; definition: string }>`
@@ -31,33 +29,33 @@ async function dropSecondaryIndexes(db: Kysely<any>, schema: string): Promise<st
     join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = ${schema} and not i.indisunique and not i.indisprimary
     order by c.relname`.execute(db);
+  // Trigram indexes take longest to build: they start first.
+  found.rows.sort((a, b) => Number(b.definition.includes('USING gin')) - Number(a.definition.includes('USING gin')));
   for (const { name } of found.rows) await sql.raw(`drop index ${quoteIdent(schema)}.${quoteIdent(name)}`).execute(db);
   return found.rows.map((r) => r.definition);
 }
 
 /**
- * The primary key and unique constraints of the tables that the load writes by COPY alone (Projection.copiedTables),
- * dropped for the load. Returned as their unique indexes, to build with the other indexes (a shared lock, unlike
- * adding a constraint, so a table's builds run at once), and the statements that then make them constraints again.
+ * The primary key and unique constraints of the tables that the load writes by COPY alone (Projection.copiedTables):
+ * dropped for the load, and returned as the statements that add them back, to run with the index builds.
  */
-async function dropCopiedConstraints(db: Kysely<any>, schema: string, projections: Projection[]): Promise<{ indexes: string[]; attach: string[] }> {
+async function dropCopiedConstraints(db: Kysely<any>, schema: string, projections: Projection[]): Promise<string[]> {
   const tables = projections.flatMap((p) => p.copiedTables ?? []);
-  const dropped = { indexes: [] as string[], attach: [] as string[] };
-  if (tables.length === 0) return dropped;
-  const found = await sql<{ name: string; table: string; kind: string; index: string }>`
-    select c.conname as name, t.relname as table, c.contype as kind, pg_get_indexdef(c.conindid) as index
+  if (tables.length === 0) return [];
+  const found = await sql<{ name: string; table: string; definition: string }>`
+    select c.conname as name, t.relname as table, pg_get_constraintdef(c.oid) as definition
     from pg_constraint c
     join pg_class t on t.oid = c.conrelid
     join pg_namespace n on n.oid = t.relnamespace
     where n.nspname = ${schema} and t.relname = any(${tables}::text[]) and c.contype in ('p', 'u')
     order by t.relname, c.conname`.execute(db);
-  for (const { name, table, kind, index } of found.rows) {
+  const added: string[] = [];
+  for (const { name, table, definition } of found.rows) {
     const target = `${quoteIdent(schema)}.${quoteIdent(table)}`;
     await sql.raw(`alter table ${target} drop constraint ${quoteIdent(name)}`).execute(db);
-    dropped.indexes.push(index);
-    dropped.attach.push(`alter table ${target} add constraint ${quoteIdent(name)} ${kind === 'p' ? 'primary key' : 'unique'} using index ${quoteIdent(name)}`);
+    added.push(`alter table ${target} add constraint ${quoteIdent(name)} ${definition}`);
   }
-  return dropped;
+  return added;
 }
 
 /** COPY on a connection of its own, committed without waiting for the disk, as the rest of a bulk load. */
@@ -223,10 +221,7 @@ async function buildBeside(options: RebuildOptions, side: string): Promise<Proje
   await ensureCheckpoints(db, side, options.projections.map((p) => p.name));
   const server = options.database.kind === 'pg';
   // Without COPY (PGlite), rows new to their table go by INSERT ... ON CONFLICT, which needs the unique indexes.
-  const constraints = server ? await dropCopiedConstraints(db, side, options.projections) : { indexes: [], attach: [] };
-  const secondary = await dropSecondaryIndexes(db, side);
-  // Trigram indexes take longest to build: they start first.
-  const deferred = [...secondary.filter(isGin), ...constraints.indexes, ...secondary.filter((d) => !isGin(d))];
+  const deferred = [...(server ? await dropCopiedConstraints(db, side, options.projections) : []), ...(await dropSecondaryIndexes(db, side))];
   options.onPhase?.('load');
   await loadInBulk({ ...options, schema: side, batchSize: options.batchSize ?? REBUILD_BATCH });
   options.onPhase?.('index');
@@ -246,7 +241,6 @@ async function buildBeside(options: RebuildOptions, side: string): Promise<Proje
       await sql.raw(definition).execute(trx);
     });
   await inParallel([settle, ...deferred.map(build)], server ? PARALLEL : 1, (task) => task());
-  for (const statement of constraints.attach) await sql.raw(statement).execute(db);
   options.onPhase?.('tail');
   const tail = await new Projector({ ...options, bus: undefined, schema: side }).init();
   await tail.catchUp(options.onProgress);
