@@ -36,11 +36,6 @@ export interface Projection {
    * transaction. Must be idempotent: a batch replayed after a crash applies again to the same rows.
    */
   apply(trx: Kysely<any>, schema: string, entries: ProjectedEntry[], options?: ApplyOptions): Promise<void>;
-  /**
-   * Tables that a bulk load with `copy` writes by COPY alone, never with ON CONFLICT: their primary key and unique
-   * constraints are built after the load, as their other indexes are, rather than kept row by row.
-   */
-  copiedTables?: readonly string[];
   /** Derives from the rows every figure that `apply` in bulk left out, to what batch by batch would have made them. */
   settle?(trx: Kysely<any>, schema: string): Promise<void>;
 }

@@ -35,29 +35,6 @@ async function dropSecondaryIndexes(db: Kysely<any>, schema: string): Promise<st
   return found.rows.map((r) => r.definition);
 }
 
-/**
- * The primary key and unique constraints of the tables that the load writes by COPY alone (Projection.copiedTables):
- * dropped for the load, and returned as the statements that add them back, to run with the index builds.
- */
-async function dropCopiedConstraints(db: Kysely<any>, schema: string, projections: Projection[]): Promise<string[]> {
-  const tables = projections.flatMap((p) => p.copiedTables ?? []);
-  if (tables.length === 0) return [];
-  const found = await sql<{ name: string; table: string; definition: string }>`
-    select c.conname as name, t.relname as table, pg_get_constraintdef(c.oid) as definition
-    from pg_constraint c
-    join pg_class t on t.oid = c.conrelid
-    join pg_namespace n on n.oid = t.relnamespace
-    where n.nspname = ${schema} and t.relname = any(${tables}::text[]) and c.contype in ('p', 'u')
-    order by t.relname, c.conname`.execute(db);
-  const added: string[] = [];
-  for (const { name, table, definition } of found.rows) {
-    const target = `${quoteIdent(schema)}.${quoteIdent(table)}`;
-    await sql.raw(`alter table ${target} drop constraint ${quoteIdent(name)}`).execute(db);
-    added.push(`alter table ${target} add constraint ${quoteIdent(name)} ${definition}`);
-  }
-  return added;
-}
-
 /** COPY on a connection of its own, committed without waiting for the disk, as the rest of a bulk load. */
 async function copyConnection(url: string): Promise<{ copy: CopyRows; close(): Promise<void> }> {
   const client = new pg.Client({ connectionString: url, application_name: 'svc-rebuild' });
@@ -219,12 +196,11 @@ async function buildBeside(options: RebuildOptions, side: string): Promise<Proje
   await sql.raw(`drop schema if exists ${quoteIdent(side)} cascade`).execute(db);
   await migrate(db, side, readModelMigrations(options.projections));
   await ensureCheckpoints(db, side, options.projections.map((p) => p.name));
-  const server = options.database.kind === 'pg';
-  // Without COPY (PGlite), rows new to their table go by INSERT ... ON CONFLICT, which needs the unique indexes.
-  const deferred = [...(server ? await dropCopiedConstraints(db, side, options.projections) : []), ...(await dropSecondaryIndexes(db, side))];
+  const deferred = await dropSecondaryIndexes(db, side);
   options.onPhase?.('load');
   await loadInBulk({ ...options, schema: side, batchSize: options.batchSize ?? REBUILD_BATCH });
   options.onPhase?.('index');
+  const server = options.database.kind === 'pg';
   // Deriving figures and building indexes in one pool of connections: a table's index build and the figures'
   // updates of it take locks that order them, so either order gives the same table. The figures start first,
   // so an index is built over the updated rows rather than kept up through the updates.

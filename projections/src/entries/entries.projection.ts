@@ -21,7 +21,6 @@ export const entriesProjection: Projection = {
       `create index entries_actor on ${schema}.entries (actor, seq)`,
     ]),
   ],
-  copiedTables: ['entries'],
   async apply(trx, schema, entries, options) {
     const rows = entries.map(({ entry, bytes }) => ({
       seq: entry.seq,

@@ -23,7 +23,6 @@ export const inboxProjection = defineProjection({
     // Each kind is read on its own range (see queries.ts), so that a flood of one kind never hides another.
     sqlMigration('inbox_002', (schema) => [`create index inbox_recipient_kind_at on ${schema}.inbox (recipient_id, kind, at, seq)`]),
   ],
-  copiedTables: ['inbox'],
   async apply(trx, schema, entries, options) {
     const rows: Array<{ recipient_id: string; seq: number; kind: InboxKind; actor_id: string; at: number; data: string }> = [];
     const add = (recipient: string | null, kind: InboxKind, entry: { seq: number; actor: string; at: number }, data: Record<string, unknown>) => {

@@ -79,7 +79,6 @@ export const postsProjection = defineProjection({
       untrustedMark(String(row.body), ...(typeof row.tags === 'string' ? JSON.parse(row.tags) : (row.tags as string[]))),
     ),
   ],
-  copiedTables: ['posts', 'post_tags', 'flags'],
   async apply(trx, schema, entries, options) {
     const touchedPosts = new Set<string>();
     const posts = [];
