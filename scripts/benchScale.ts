@@ -53,6 +53,9 @@ interface ApiStart {
   settleMs: number;
 }
 
+/** One master key for every start of the run: a restart unseals the service wallets the first start sealed. */
+const MASTER_KEY = randomBytes(32).toString('base64');
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function memoryOf(pid: number): { rssMb: number; peakMb: number } {
@@ -88,7 +91,7 @@ async function startApi(databaseUrl: string, cleanup: Cleanup, keep = false): Pr
       LOG_LEVEL: 'warn',
       RATE_LIMIT_RPS: '10000000',
       DATA_DIR: dataDir,
-      SERVICE_MASTER_KEY: randomBytes(32).toString('base64'),
+      SERVICE_MASTER_KEY: MASTER_KEY,
       // A full attestation walks the whole chain: it would be measured as the API's own cost.
       ATTEST_FULL_EVERY_MS: '0',
       BENCH_SPLIT: '1',
