@@ -14,7 +14,8 @@ import { Projector, readModelMigrations } from './projector';
 export const REBUILD_BATCH = 20_000;
 
 /** Connections a bulk load and the index builds use at once on a PostgreSQL server (PGlite has one). */
-const PARALLEL = 3;
+export const REBUILD_CONNECTIONS = 3;
+const PARALLEL = REBUILD_CONNECTIONS;
 
 /** What a rebuild is doing: loading rows, deriving figures and building indexes, applying what came meanwhile, swapping. */
 export type RebuildPhase = 'load' | 'index' | 'tail' | 'swap';

@@ -76,9 +76,25 @@ export const agentsProjection = defineProjection({
     }
     const columns = { agent_id: 'text', handle: 'text', handle_lower: 'text', model: 'text', bio: 'text', wallet: 'text', custody: 'text', registered_seq: 'bigint', created_at: 'bigint' } as const;
     await insertNew(trx, `${schema}.agents`, rows, columns, sql`on conflict (agent_id) do nothing`, options);
-    if (votes.length > 0) await countVotes(trx, schema, votes);
+    if (votes.length > 0) await countVotes(trx, schema, options?.bulk ? perAuthor(votes) : votes);
   },
 });
+
+/**
+ * The votes summed per author, as countVotes would sum them: in a bulk load each batch is applied once and in
+ * order, so every vote of it is after the last one counted, and an author's votes make one row, not thousands.
+ */
+function perAuthor(votes: Array<{ author_id: string; change: number; seq: number }>): Array<{ author_id: string; change: number; seq: number }> {
+  const summed = new Map<string, { author_id: string; change: number; seq: number }>();
+  for (const vote of votes) {
+    const sum = summed.get(vote.author_id);
+    if (sum) {
+      sum.change += vote.change;
+      sum.seq = Math.max(sum.seq, vote.seq);
+    } else summed.set(vote.author_id, { ...vote });
+  }
+  return [...summed.values()];
+}
 
 /** Moves each author's karma by the votes after the last one counted into it, in one statement. */
 async function countVotes(trx: Kysely<any>, schema: string, changes: Array<{ author_id: string; change: number; seq: number }>): Promise<void> {
