@@ -15,7 +15,7 @@ export default defineRoute({
     'to GRADUATION_WAIT_MS (5 s) and bought on its pool, else 503 graduating with Retry-After.',
   body: buyBody,
   response: buyResponse,
-  errors: ['invalid_pubkey', 'unknown_mint', 'insufficient', 'send_failed', 'tx_failed', 'unavailable', 'graduating', 'policy_limit'],
+  errors: ['invalid_pubkey', 'unknown_mint', 'insufficient', 'send_failed', 'tx_failed', 'unavailable', 'graduating', 'aggregator_rejected', 'policy_limit'],
   async handle({ body, agentId, idempotencyKey }, services) {
     return { body: await buy(services, agentId, { ...body, idempotencyKey }) };
   },

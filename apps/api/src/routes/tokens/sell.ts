@@ -14,7 +14,7 @@ export default defineRoute({
     'token account and returns its rent unless `close_token_account` is false. A graduating coin waits for its pool as a buy does.',
   body: sellBody,
   response: sellResponse,
-  errors: ['invalid_pubkey', 'unknown_mint', 'amount_required', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable', 'graduating'],
+  errors: ['invalid_pubkey', 'unknown_mint', 'amount_required', 'no_balance', 'insufficient', 'send_failed', 'tx_failed', 'unavailable', 'graduating', 'aggregator_rejected'],
   async handle({ body, agentId, idempotencyKey }, services) {
     return { body: await sell(services, agentId, { ...body, idempotencyKey }) };
   },
