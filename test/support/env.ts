@@ -53,7 +53,7 @@ export function tempDir(label: string): string {
 /**
  * A configuration as the environment would give it, for a test: port 0, quiet logs, generous limits, and no
  * treasury cycles of their own (a test runs one with `workers.treasury.runCycle()`), since a cycle distributes
- * the fees of every sharing coin and spends the treasury's SOL whenever it comes.
+ * the fees of every sharing coin and spends the treasury's SOL whenever it comes; nor ledger anchors.
  */
 export function testConfig(env: Record<string, string | undefined>): Config {
   return loadConfig({
@@ -67,6 +67,9 @@ export function testConfig(env: Record<string, string | undefined>): Config {
     TREASURY_CYCLE_MS: '0',
     // A scheduled full attest pass would compete with the test for the database; tests start theirs on demand.
     ATTEST_FULL_EVERY_MS: '0',
+    // An anchor appends to the ledger whenever 1,000 entries follow the last: a test that writes that many would
+    // see an entry it did not make land at any moment. The anchor tests turn it on with their own cadence.
+    ANCHOR_EVERY_ENTRIES: '0',
     ...env,
   } as NodeJS.ProcessEnv);
 }
