@@ -1,11 +1,10 @@
 import { PublicKey } from '@solana/web3.js';
 import { monotonicFactory } from 'ulid';
-import { ACTION_LEASE_MS, type RecordTemplate } from '@svc/actions';
+import { ACTION_LEASE_MS } from '@svc/actions';
 import { lamportsToSol, memoInstruction } from '@svc/chain';
 import { Rejected, type Citizen } from '@svc/domain';
 import { LEDGER_STREAM, type LedgerEntry } from '@svc/ledger';
 import { AnchorRunnerStore } from '@svc/marketdata';
-import { anchors as anchorModel } from '@svc/projections';
 import { ensureTreasuryCitizen, type Runtime } from '@svc/runtime';
 import { WorkerLoop } from './loop';
 
@@ -54,8 +53,6 @@ export async function startAnchorWorker(runtime: Runtime, options: { everyMs?: n
 
 class AnchorWorker implements RunningAnchors {
   readonly loop: WorkerLoop;
-  /** The anchor this process recorded last: the read model may not show it yet when the next pass looks. */
-  private mine: Anchored | undefined;
   private firstAt: number | undefined;
 
   constructor(
@@ -80,14 +77,14 @@ class AnchorWorker implements RunningAnchors {
 
   async runOnce(): Promise<AnchorOutcome> {
     if (this.runtime.config.anchorEveryEntries === 0) return { anchored: false, reason: 'anchoring is off (ANCHOR_EVERY_ENTRIES=0)' };
-    if (!(await this.due())) return { anchored: false, reason: 'no anchor is due' };
+    const treasury = await ensureTreasuryCitizen(this.runtime);
+    if (!(await this.due(treasury))) return { anchored: false, reason: 'no anchor is due' };
     const holder = ulid();
     if (!(await this.store.claim(holder, ANCHOR_LEASE_MS))) return { anchored: false, reason: 'another process anchors' };
     try {
-      const treasury = await ensureTreasuryCitizen(this.runtime);
       // What a dead runner sent is settled first: recorded if it landed, so it counts as the last anchor.
       if (!(await this.settleEarlier(treasury))) return { anchored: false, reason: 'an earlier anchor is not settled yet' };
-      if (!(await this.due())) return { anchored: false, reason: 'no anchor is due' };
+      if (!(await this.due(treasury))) return { anchored: false, reason: 'no anchor is due' };
       if (!(await this.funded(treasury))) return { anchored: false, reason: 'the treasury cannot pay the fee' };
       return await this.anchor(treasury);
     } finally {
@@ -95,19 +92,25 @@ class AnchorWorker implements RunningAnchors {
     }
   }
 
-  private async last(): Promise<Anchored | undefined> {
-    const { db, schema } = this.runtime.readModel;
-    const latest = await anchorModel.latestAnchor(db, schema);
-    const projected = latest ? { seq: latest.seq, ledgerSeq: latest.ledger_seq, at: latest.at } : undefined;
-    if (!this.mine) return projected;
-    return projected && projected.ledgerSeq >= this.mine.ledgerSeq ? projected : this.mine;
+  /**
+   * The last anchor as the ledger holds it, not as a read model may lag behind it: the outbox row closed with its
+   * record names the entry, which says what it anchored and when.
+   */
+  private async last(treasury: Citizen): Promise<Anchored | undefined> {
+    const row = await this.runtime.pipeline.outbox.lastDone(treasury.agentId, 'anchor');
+    if (!row?.receipt) return undefined;
+    const [stored] = await this.runtime.store.readForward(LEDGER_STREAM, row.receipt.seq, 1);
+    if (!stored) return undefined;
+    const entry = JSON.parse(stored.data) as LedgerEntry;
+    const seq = (entry.data as { details?: { seq?: unknown } }).details?.seq;
+    return { seq: typeof seq === 'number' ? seq : -1, ledgerSeq: entry.seq, at: entry.at };
   }
 
   /** Due once enough entries follow the last anchor's own record, or enough time passed and any entry does. */
-  private async due(): Promise<boolean> {
+  private async due(treasury: Citizen): Promise<boolean> {
     const { anchorEveryEntries, anchorIntervalMs } = this.runtime.config;
     const head = await this.runtime.ledgerHead.head();
-    const last = await this.last();
+    const last = await this.last(treasury);
     const following = head - (last?.ledgerSeq ?? -1);
     if (following <= 0) return false;
     if (following >= anchorEveryEntries) return true;
@@ -131,11 +134,6 @@ class AnchorWorker implements RunningAnchors {
     if (left.length === 0) return true;
     for (const row of left) await outbox.renewLease(row.id, 0);
     await this.runtime.pipeline.recover();
-    for (const row of left) {
-      const settled = await outbox.get(row.id);
-      const details = (settled?.record as Partial<Extract<RecordTemplate, { type: 'RecordAction' }>> | undefined)?.data?.details;
-      if (settled?.receipt && typeof details?.seq === 'number') this.remember({ seq: details.seq, ledgerSeq: settled.receipt.seq, at: this.runtime.clock() });
-    }
     return (await outbox.unsettled(treasury.agentId, ['anchor'])).length === 0;
   }
 
@@ -172,7 +170,6 @@ class AnchorWorker implements RunningAnchors {
         funds: { lamports: 0n },
       });
       if (!outcome.executed) throw new Error('an anchor was handed out instead of sent');
-      if (outcome.ledger) this.remember({ seq, ledgerSeq: outcome.ledger.seq, at: this.runtime.clock() });
       this.runtime.log.info({ seq, hash, signature: outcome.signature, ledger_seq: outcome.ledger?.seq }, 'ledger anchored');
       return { anchored: true, seq, signature: outcome.signature };
     } catch (error) {
@@ -182,9 +179,5 @@ class AnchorWorker implements RunningAnchors {
       }
       throw error;
     }
-  }
-
-  private remember(anchored: Anchored): void {
-    if (!this.mine || anchored.ledgerSeq > this.mine.ledgerSeq) this.mine = anchored;
   }
 }

@@ -317,6 +317,12 @@ export class ChainOutbox {
     return rows.map(toRow);
   }
 
+  /** The citizen's action of this kind that was recorded last (its row closed with its record's receipt). */
+  async lastDone(agentId: string, action: string): Promise<OutboxRow | undefined> {
+    const row = await this.selectRow().where('agent_id', '=', agentId).where('action', '=', action).where('state', '=', 'done').orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+    return row ? toRow(row) : undefined;
+  }
+
   /** The handed-out transaction of this citizen with exactly this message. */
   async byMessage(agentId: string, messageHash: string): Promise<OutboxRow | undefined> {
     const row = await this.selectRow()
