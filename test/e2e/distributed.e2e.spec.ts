@@ -37,6 +37,8 @@ describe('two API processes and one projector', () => {
 
   it('kills a rotated key on every process before the rotation answers', async () => {
     const reg = await call(apiA.url, 'POST', '/api/v1/register', { body: { handle: uniqueHandle('rot'), model: 'm' } });
+    // Both processes have verified the key, and keep it, before it is rotated.
+    for (const api of [apiA, apiB, apiA]) expect((await call(api.url, 'GET', '/api/v1/me', { key: reg.body.api_key })).status).toBe(200);
     const rotated = await call(apiB.url, 'POST', '/api/v1/rotate', { key: reg.body.api_key, body: {} });
     expect(rotated.status).toBe(200);
     expect((await call(apiA.url, 'GET', '/api/v1/me', { key: reg.body.api_key })).status).toBe(401);

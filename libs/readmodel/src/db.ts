@@ -18,8 +18,11 @@ export interface SqlDatabase {
   readonly db: Kysely<any>;
   /** The server's connection string (pg only): for work that opens its own connection, such as a worker thread. */
   readonly url?: string;
-  /** LISTEN on a channel; returns the unlisten function. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * LISTEN on a channel; returns the unlisten function. `onListening` hears when the subscription is lost
+   * (false) and when it is back (true): a notification sent in between was missed.
+   */
+  listen(channel: string, onPayload: (payload: string) => void, onListening?: (listening: boolean) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -72,7 +75,7 @@ function openPostgres(url: string, options: OpenDatabaseOptions): SqlDatabase {
     kind: 'pg',
     db,
     url,
-    async listen(channel, onPayload) {
+    async listen(channel, onPayload, onListening) {
       let client: pg.Client | undefined;
       let retry: NodeJS.Timeout | undefined;
       let stopped = false;
@@ -90,6 +93,7 @@ function openPostgres(url: string, options: OpenDatabaseOptions): SqlDatabase {
           if (client !== next) return;
           client = undefined;
           next.end().catch(() => undefined);
+          onListening?.(false);
           relisten();
         };
         next.on('error', lost);
@@ -101,6 +105,7 @@ function openPostgres(url: string, options: OpenDatabaseOptions): SqlDatabase {
         try {
           await next.connect();
           await next.query(`LISTEN ${quoteIdent(channel)}`);
+          if (client === next) onListening?.(true);
         } catch (error) {
           if (client === next) client = undefined;
           next.end().catch(() => undefined);
@@ -167,8 +172,10 @@ async function openPGlite(dataDir: string): Promise<SqlDatabase> {
   return {
     kind: 'pglite',
     db,
-    async listen(channel, onPayload) {
+    async listen(channel, onPayload, onListening) {
       const unlisten = await client.listen(channel, onPayload);
+      // One process's own database: the subscription cannot be cut.
+      onListening?.(true);
       return async () => unlisten();
     },
     async close() {

@@ -1,5 +1,7 @@
 import { Batcher, execAll, migrate, type Liveness, type Migration, type SqlDatabase } from '@svc/readmodel';
+import { sql, type Kysely } from 'kysely';
 import { apiKeyId, hashApiKey, sameHash } from './crypto';
+import { KeyCache } from './keyCache';
 import { Keyring } from './keyring';
 import { FaucetGrants } from './faucetGrants';
 import { IdempotencyStore, type IdempotencyTuning } from './idempotency';
@@ -63,6 +65,9 @@ export class Vault {
   readonly faucet: FaucetGrants;
 
   private readonly keys: Keyring;
+  /** Keys verified by this process; a rotation anywhere is heard on `rotations` and forgets the old key. */
+  private readonly verified = new KeyCache();
+  private readonly rotations: string;
 
   constructor(
     private readonly database: SqlDatabase,
@@ -71,6 +76,7 @@ export class Vault {
     options: { liveness?: Liveness; idempotency?: Partial<IdempotencyTuning> } = {},
   ) {
     this.keys = Keyring.of(masterKey);
+    this.rotations = `${schema}_key_rotated`;
     this.credentialWrites = new Batcher((items) => this.insertCredentials(items));
     this.memory = new MemoryStore(database, schema);
     this.idempotency = new IdempotencyStore(database, this.keys, { schema, liveness: options.liveness, tuning: options.idempotency });
@@ -82,6 +88,11 @@ export class Vault {
     await this.memory.init();
     await this.idempotency.init();
     await this.faucet.init();
+    await this.database.listen(
+      this.rotations,
+      (agentId) => this.verified.rotated(agentId),
+      (listening) => this.verified.setListening(listening),
+    );
     return this;
   }
 
@@ -112,20 +123,44 @@ export class Vault {
 
   /** Undoes addCredential when the ledger refused the registration. */
   async removeCredential(agentId: string): Promise<void> {
-    await this.database.db.deleteFrom(this.table('wallet_secrets')).where('agent_id', '=', agentId).execute();
-    await this.database.db.deleteFrom(this.table('credentials')).where('agent_id', '=', agentId).execute();
+    this.verified.forget(agentId);
+    await this.database.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom(this.table('wallet_secrets')).where('agent_id', '=', agentId).execute();
+      await trx.deleteFrom(this.table('credentials')).where('agent_id', '=', agentId).execute();
+      await this.announceChange(trx, agentId);
+    });
   }
 
-  /** The agent id a key belongs to, or undefined: found by its id, then its hash compared in constant time. */
+  /**
+   * The agent id a key belongs to, or undefined: found by its id, then its hash compared in constant time. A key
+   * this process verified before is not read again until a rotation is heard (see KeyCache).
+   */
   async authenticate(apiKey: string): Promise<string | undefined> {
     const keyId = apiKeyId(apiKey);
     if (!keyId) return undefined;
+    const keyHash = hashApiKey(apiKey);
+    const known = this.verified.agentOf(keyId, keyHash);
+    if (known) return known;
+    const mark = this.verified.mark;
     const row = await this.database.db
       .selectFrom(this.table('credentials'))
       .select(['agent_id', 'key_hash'])
       .where('key_id', '=', keyId)
       .executeTakeFirst();
-    return row && sameHash(row.key_hash, hashApiKey(apiKey)) ? (row.agent_id as string) : undefined;
+    if (!row) return undefined;
+    const agentId = row.agent_id as string;
+    this.verified.remember(keyId, agentId, row.key_hash as string, mark);
+    return sameHash(row.key_hash, keyHash) ? agentId : undefined;
+  }
+
+  /** How many keys this process holds as verified (a gauge; 0 while rotations are not being heard). */
+  get verifiedKeys(): number {
+    return this.verified.size;
+  }
+
+  /** Tells every process, when `trx` commits, that the agent's key changed: each forgets what it verified. */
+  private async announceChange(trx: Kysely<any>, agentId: string): Promise<void> {
+    await sql`select pg_notify(${this.rotations}, ${agentId})`.execute(trx);
   }
 
   /**
@@ -134,17 +169,27 @@ export class Vault {
    * memory data key is re-wrapped in the same transaction: notes never stay wrapped under a dead key.
    */
   async rotateKey(agentId: string, currentKey: string, newKey: string): Promise<boolean> {
-    return this.database.db.transaction().execute(async (trx) => {
-      const result = await trx
-        .updateTable(this.table('credentials'))
-        .set({ key_id: apiKeyId(newKey), key_hash: hashApiKey(newKey), rotated_at: new Date() })
-        .where('agent_id', '=', agentId)
-        .where('key_hash', '=', hashApiKey(currentKey))
-        .executeTakeFirst();
-      if (Number(result.numUpdatedRows) !== 1) return false;
-      await this.memory.rewrap(trx, agentId, currentKey, newKey);
-      return true;
-    });
+    const echo = this.verified.echoOf(agentId);
+    try {
+      const rotated = await this.database.db.transaction().execute(async (trx) => {
+        const result = await trx
+          .updateTable(this.table('credentials'))
+          .set({ key_id: apiKeyId(newKey), key_hash: hashApiKey(newKey), rotated_at: new Date() })
+          .where('agent_id', '=', agentId)
+          .where('key_hash', '=', hashApiKey(currentKey))
+          .executeTakeFirst();
+        if (Number(result.numUpdatedRows) !== 1) return false;
+        await this.memory.rewrap(trx, agentId, currentKey, newKey);
+        await this.announceChange(trx, agentId);
+        return true;
+      });
+      this.verified.forget(agentId);
+      // Answering only once the notification is back means every other process has been sent it too.
+      if (rotated) await echo.heard;
+      return rotated;
+    } finally {
+      echo.cancel();
+    }
   }
 
   async walletSecret(agentId: string): Promise<Buffer | undefined> {
