@@ -112,6 +112,17 @@ describe.each(kinds)('the ledger writer over a decision state kept %s', (_, kind
     expect(await two.executeAtHead(vote('b', 'p', 1))).toMatchObject({ ok: true, entries: [{ data: { previous: -1, value: 1 } }], seen: { actorHandle: 'hb' } });
   }, 60_000);
 
+  it('gives a refusal or a no-op at once, with no catch-up, when the stored head has not moved since', async () => {
+    const opened = await open();
+    const counted = counting(opened.store);
+    const writer = await started(opened, counted);
+    for (const command of [register('a'), register('b'), post('a', 'p'), vote('b', 'p', 1)]) expect((await writer.execute(command)).ok).toBe(true);
+    const reads = counted.reads.length;
+    expect(await writer.executeAtHead(vote('b', 'p', 1))).toEqual({ ok: true, entries: [], seen: { actorHandle: 'hb' } });
+    expect(await writer.executeAtHead(post('b', 'r', 'missing'))).toMatchObject({ ok: false, rejection: { code: 'not_found' } });
+    expect(counted.reads).toHaveLength(reads);
+  }, 60_000);
+
   it('takes any other refusal as final, with no read of the ledger', async () => {
     const opened = await open();
     const counted = counting(opened.store);

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { sealAndEncode, type LedgerEntry } from './chain';
 import type { DecisionState, DecisionStateKind, StateHead, WriterLog } from './decisionState';
 import { type EventStore, WrongExpectedRevisionError } from './eventStore';
+import { HeadReader } from './headReader';
 import { inMemoryState } from './inMemoryState';
 import type { ColdRead } from './journal';
 import { LEDGER_STREAM } from './ledgerStream';
@@ -24,6 +25,8 @@ interface Pending<C, R> {
   /** Whether the outcome carries what the model's `seen` reads (executeAtHead). */
   withSeen: boolean;
   alongside?: Alongside;
+  /** The seq of the last entry before this command when it was last decided. */
+  decidedAfter?: number;
   resolve(outcome: HeadOutcome<R> | CommandOutcome): void;
   reject(error: unknown): void;
 }
@@ -59,6 +62,8 @@ export class LedgerWriter<S, C, R = unknown> {
   /** Batches and catch-ups take turns: state is never evolved by two of them at once. */
   private exclusive: Promise<unknown> = Promise.resolve();
   private readonly now: () => number;
+  /** The stored head, read apart from the writer's turns: one read serves every command asking at once. */
+  private readonly storedHead: HeadReader;
 
   constructor(
     private readonly store: EventStore,
@@ -67,6 +72,7 @@ export class LedgerWriter<S, C, R = unknown> {
   ) {
     this.decisions = (options.state ?? inMemoryState<S>())({ store, model, log: options.log });
     this.now = options.now ?? Date.now;
+    this.storedHead = new HeadReader(() => store.headRevision(LEDGER_STREAM));
   }
 
   get head(): { seq: number; hash: string } {
@@ -115,12 +121,16 @@ export class LedgerWriter<S, C, R = unknown> {
    * Decides a command at the true ledger head and says what the reply needs from the state it was decided
    * against. An append is always decided there (one after stale state conflicts and is decided again), but some
    * answers touch no store and so may rest on this process's stale view: an overturnable refusal (OVERTURNABLE)
-   * and "nothing to append" (another may have changed what this command repeats). Before giving one, the state
-   * is synced and the command decided once more.
+   * and "nothing to append" (another may have changed what this command repeats). Such an answer stands if the
+   * stored head, read after it, is still the one it was decided at; otherwise the state is synced and the
+   * command decided once more.
    */
   async executeAtHead(command: C, alongside?: Alongside): Promise<HeadOutcome<R>> {
-    const outcome = await this.enqueue(command, true, alongside);
+    const pending = this.push(command, true, alongside);
+    const outcome = (await pending.outcome) as HeadOutcome<R>;
     if (outcome.ok ? outcome.entries.length > 0 : !OVERTURNABLE.has(outcome.rejection.code)) return outcome;
+    // Without this read, the answer would wait for the writer's next turn, behind whatever batch is appending.
+    if (pending.decidedAfter !== undefined && (await this.storedHead.head()) === pending.decidedAfter) return outcome;
     await this.sync();
     return this.enqueue(command, true, alongside);
   }
@@ -133,10 +143,17 @@ export class LedgerWriter<S, C, R = unknown> {
   private enqueue(command: C, withSeen: false): Promise<CommandOutcome>;
   private enqueue(command: C, withSeen: true, alongside?: Alongside): Promise<HeadOutcome<R>>;
   private enqueue(command: C, withSeen: boolean, alongside?: Alongside): Promise<HeadOutcome<R> | CommandOutcome> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ command, withSeen, alongside, resolve, reject });
-      if (!this.flushing) void this.flush();
+    return this.push(command, withSeen, alongside).outcome;
+  }
+
+  private push(command: C, withSeen: boolean, alongside?: Alongside): Pending<C, R> & { outcome: Promise<HeadOutcome<R> | CommandOutcome> } {
+    let pending!: Pending<C, R>;
+    const outcome = new Promise<HeadOutcome<R> | CommandOutcome>((resolve, reject) => {
+      pending = { command, withSeen, alongside, resolve, reject };
     });
+    this.queue.push(pending);
+    if (!this.flushing) void this.flush();
+    return Object.assign(pending, { outcome });
   }
 
   private async flush(): Promise<void> {
@@ -230,6 +247,7 @@ export class LedgerWriter<S, C, R = unknown> {
     let prev = head.hash;
     const at = Math.max(this.now(), head.at);
     for (const pending of batch) {
+      pending.decidedAfter = head.seq + entries.length;
       const decision = this.model.decide(pending.command, state, at);
       if (!decision.ok) {
         outcomes.push(decision);
