@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
-import { SolanaChain, recentBlockhash, sendAndConfirm, signTransaction, type RecentBlockhash } from '@svc/chain';
+import { SolanaChain, recentBlockhash, sendAndConfirm, signatureOf, type RecentBlockhash } from '@svc/chain';
 import { REDIS_URL, freshDatabase, tempDir, testConfig } from '../test/support/env';
 import { call } from '../test/support/http';
 import { closeConnection } from '../test/support/localnet';
@@ -157,7 +157,10 @@ async function baselineRound(
     await traces.run(trace, async () => {
       const instruction = SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: sink, lamports: lamports() });
       const message = new TransactionMessage({ payerKey: payer.publicKey, recentBlockhash: recent.blockhash, instructions: [instruction] });
-      const signed = signTransaction(new VersionedTransaction(message.compileToV0Message()), [payer], recent);
+      // web3.js's own signing (JavaScript ed25519), as a bare client signs; the service signs with node's.
+      const transaction = new VersionedTransaction(message.compileToV0Message());
+      transaction.sign([payer]);
+      const signed = { signature: signatureOf(transaction), wire: transaction.serialize(), ...recent };
       trace.spans.push({ stage: STAGE.baselineSign, start: trace.start, end: performance.now() });
       await sendAndConfirm(connection, signed);
     });

@@ -1,4 +1,4 @@
-import { Keypair, SendTransactionError, SystemProgram, TransactionExpiredBlockheightExceededError, VersionedTransaction, type Connection } from '@solana/web3.js';
+import { Keypair, SendTransactionError, SystemProgram, TransactionExpiredBlockheightExceededError, TransactionMessage, VersionedTransaction, type Connection } from '@solana/web3.js';
 import {
   ChainError,
   OutcomeUnknownError,
@@ -14,6 +14,7 @@ import {
   keypairFromSecret,
   lamportsToSol,
   signTransaction,
+  signWith,
   solToLamports,
   toChainError,
 } from '@svc/chain';
@@ -82,6 +83,22 @@ describe('a SOL transfer', () => {
     const back = VersionedTransaction.deserialize(signed.wire);
     expect(back.signatures[0]).toEqual(tx.signatures[0]);
     expect(signed.signature).toMatch(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
+  });
+
+  it('signs natively to the very signature web3.js makes, keeping a co-signer\'s signature already on it', () => {
+    const cosigner = Keypair.generate();
+    const instruction = SystemProgram.transfer({ fromPubkey: from.publicKey, toPubkey: cosigner.publicKey, lamports: 1 });
+    instruction.keys.push({ pubkey: cosigner.publicKey, isSigner: true, isWritable: false });
+    const message = new TransactionMessage({ payerKey: from.publicKey, recentBlockhash: recent.blockhash, instructions: [instruction] }).compileToV0Message();
+    const byWeb3 = new VersionedTransaction(message);
+    byWeb3.sign([cosigner]);
+    byWeb3.sign([from]);
+    const native = new VersionedTransaction(message);
+    signWith(native, [cosigner]);
+    const signed = signTransaction(native, [keypairFromSecret(from.secretKey)], recent);
+    expect(native.signatures.map((s) => Buffer.from(s).toString('hex'))).toEqual(byWeb3.signatures.map((s) => Buffer.from(s).toString('hex')));
+    expect(Buffer.from(signed.wire)).toEqual(Buffer.from(byWeb3.serialize()));
+    expect(() => signWith(new VersionedTransaction(message), [Keypair.generate()])).toThrow();
   });
 
   it('refuses a secret that is not a 64-byte keypair', () => {

@@ -8,7 +8,10 @@ import {
   encodeUnsigned,
   keypairFromSecret,
   messageFee,
+  newReference,
   signTransaction,
+  signWith,
+  toChainError,
   withReference,
   type RecentBlockhash,
   type SignedTransaction,
@@ -166,6 +169,7 @@ export class ActionPipeline {
     const { request, id, attemptId } = reservation;
     let row: OutboxRow;
     let signed: SignedTransaction;
+    let fee: bigint;
     try {
       await this.holdSpend(reservation);
       const recent = await reservation.recent;
@@ -173,6 +177,7 @@ export class ActionPipeline {
       if (!request.sign) return await this.handOut(request, id, attemptId, built, recent);
       const sealed = await this.sign(request, built, recent);
       signed = sealed.signed;
+      fee = sealed.fee;
       const stored = await this.deps.outbox.markSigned(id, attemptId, sealed.send);
       if (!stored) throw new Rejected('unavailable', `the ${request.action} was taken over before it was sent; try again`, {}, 1);
       row = stored;
@@ -180,7 +185,25 @@ export class ActionPipeline {
       await this.release(reservation);
       throw beforeSend(error);
     }
-    return this.settlement.sendAndRecord(row, signed, false);
+    return this.explained(request, fee, this.settlement.sendAndRecord(row, signed, false));
+  }
+
+  /**
+   * The chain's `insufficient` for funds not read before signing (`chainRefuses`), told as the check before signing
+   * would have: how much is needed and how much the wallet holds, read now.
+   */
+  private async explained(request: ActionRequest, fee: bigint, sending: Promise<ActionOutcome>): Promise<ActionOutcome> {
+    try {
+      return await sending;
+    } catch (error) {
+      if (!(error instanceof Rejected) || error.code !== 'insufficient' || !request.funds?.chainRefuses) throw error;
+      const short = await assertFunds(this.connection, new PublicKey(request.wallet), request.funds, fee).then(
+        () => undefined,
+        (checked: unknown) => toChainError(checked),
+      );
+      if (!short) throw error;
+      throw new Rejected(short.code, short.message, { ...error.details, ...short.rejection.details });
+    }
   }
 
   /**
@@ -220,7 +243,7 @@ export class ActionPipeline {
         summary: request.summary,
         ...sealed.send,
       });
-      if (stored.ok) return this.settlement.sendAndRecord(stored.row, sealed.signed, false);
+      if (stored.ok) return this.explained(request, sealed.fee, this.settlement.sendAndRecord(stored.row, sealed.signed, false));
       if (held) await this.settlement.freeSpend({ id, agentId: request.agentId });
     }
     throw new Rejected('unavailable', 'the action could not be stored; try again', {}, 1);
@@ -272,11 +295,11 @@ export class ActionPipeline {
   }
 
   /** Compiles, checks and signs with the custody key: the signed transaction, and its row's columns. */
-  private async sign(request: ActionRequest, built: BuiltTransaction, recent: RecentBlockhash): Promise<{ signed: SignedTransaction; send: SignedSend }> {
+  private async sign(request: ActionRequest, built: BuiltTransaction, recent: RecentBlockhash): Promise<{ signed: SignedTransaction; send: SignedSend; fee: bigint }> {
     const keypair = settledLater(this.custodyKey(request.agentId, request.wallet));
     // A fresh key makes every build a transaction of its own: two identical transfers on one blockhash
     // would otherwise share a signature, and the chain would make only one of them.
-    const transaction = this.compile(request.wallet, built, recent, built.reference ? built.instructions : withReference(built.instructions, Keypair.generate().publicKey));
+    const transaction = this.compile(request.wallet, built, recent, built.reference ? built.instructions : withReference(built.instructions, newReference()));
     await this.checkBeforeSigning(request, built, transaction);
     const signed = signTransaction(transaction, [await keypair, ...(built.signers ?? [])], recent);
     const send = {
@@ -287,12 +310,12 @@ export class ActionPipeline {
       lastValidBlockHeight: signed.lastValidBlockHeight,
       leaseMs: ACTION_LEASE_MS,
     };
-    return { signed, send };
+    return { signed, send, fee: messageFee(transaction.message) };
   }
 
   /** The funds first (a short wallet is `insufficient`, whoever built it), then what an aggregator built. */
   private async checkBeforeSigning(request: ActionRequest, built: BuiltTransaction, transaction: VersionedTransaction): Promise<void> {
-    if (request.funds) await assertFunds(this.connection, new PublicKey(request.wallet), request.funds, messageFee(transaction.message));
+    if (request.funds && !request.funds.chainRefuses) await assertFunds(this.connection, new PublicKey(request.wallet), request.funds, messageFee(transaction.message));
     const expected = swapExpectation(request);
     if (expected) await checkAggregatorTransaction(this.connection, transaction, built.instructions, built.lookupTables ?? [], expected);
   }
@@ -311,12 +334,12 @@ export class ActionPipeline {
   }
 
   private async handOut(request: ActionRequest, id: string, attemptId: string, built: BuiltTransaction, recent: RecentBlockhash): Promise<ActionOutcome> {
-    const reference = built.reference ?? Keypair.generate().publicKey;
+    const reference = built.reference ?? newReference();
     // Read before the blockhash is used: the transaction can only land after both.
     const minSlot = Math.max(0, (await this.connection.getSlot('confirmed')) - SLOT_MARGIN);
     const transaction = this.compile(request.wallet, built, recent, built.reference ? built.instructions : withReference(built.instructions, reference));
     await this.checkBeforeSigning(request, built, transaction);
-    if (built.signers?.length) transaction.sign(built.signers);
+    if (built.signers?.length) signWith(transaction, built.signers);
     const stored = await this.deps.outbox.markUnsigned(id, attemptId, {
       transaction: encodeUnsigned(transaction),
       messageHash: messageHash(transaction.message),

@@ -16,6 +16,11 @@ export interface Funds {
   opens?: Array<{ address?: PublicKey; bytes: number }>;
   /** Tokens it moves out of the wallet, which the wallet must hold. */
   tokens?: { mint: PublicKey; tokenProgram: PublicKey; raw: bigint; decimals: number };
+  /**
+   * The chain's own preflight refuses a shortfall of `lamports` as `insufficient` (a plain SOL payment), so the
+   * balance is not read before signing: only a refusal is explained afterwards, with what is needed and held.
+   */
+  chainRefuses?: boolean;
 }
 
 /** Refuses, before anything is signed, a transaction whose fee payer cannot cover `funds` and `fee`. */

@@ -2,6 +2,7 @@ export * from './solanaChain';
 export * from './lamports';
 export * from './errors';
 export * from './transactions';
+export * from './signing';
 export * from './tokens';
 export * from './venues';
 export * from './pda';

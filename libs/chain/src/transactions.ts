@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import {
   ComputeBudgetProgram,
@@ -13,6 +14,7 @@ import {
 } from '@solana/web3.js';
 import { ChainError, isAlreadyProcessed, looksInsufficient, toChainError } from './errors';
 import { lamportsToSol } from './lamports';
+import { signWith } from './signing';
 
 export type WalletAddress = PublicKey | string;
 
@@ -51,6 +53,14 @@ export function withReference(instructions: TransactionInstruction[], reference:
   const price = ComputeBudgetProgram.setComputeUnitPrice({ microLamports: 0 });
   price.keys.push(key);
   return [price, ...instructions];
+}
+
+/**
+ * A fresh reference for `withReference`: 32 random bytes, since nobody ever signs for it. Keypair.generate() would
+ * derive a public key in JavaScript ed25519, about a millisecond of the event loop per action.
+ */
+export function newReference(): PublicKey {
+  return new PublicKey(randomBytes(32));
 }
 
 /** A base58 address to a PublicKey; the caller has validated it. */
@@ -128,12 +138,6 @@ function emptyAccountRent(connection: Connection): Promise<bigint> {
   return known;
 }
 
-/** The Keypair of an unsealed 64-byte ed25519 secret (seed then public key), checked for consistency. */
-export function keypairFromSecret(secret: Uint8Array): Keypair {
-  if (secret.length !== 64) throw new Error('a wallet secret is 64 bytes');
-  return Keypair.fromSecretKey(secret);
-}
-
 /** The base58 signature that names a transaction: its first (fee payer's) signature. */
 export function signatureOf(transaction: VersionedTransaction): string {
   return bs58.encode(transaction.signatures[0]!);
@@ -141,7 +145,7 @@ export function signatureOf(transaction: VersionedTransaction): string {
 
 /** Signs with every keypair given; the recent blockhash is the one the transaction was built on. */
 export function signTransaction(transaction: VersionedTransaction, signers: Keypair[], recent: RecentBlockhash): SignedTransaction {
-  transaction.sign(signers);
+  signWith(transaction, signers);
   return { signature: signatureOf(transaction), wire: transaction.serialize(), blockhash: recent.blockhash, lastValidBlockHeight: recent.lastValidBlockHeight };
 }
 

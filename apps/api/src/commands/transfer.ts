@@ -36,7 +36,7 @@ async function recipientOf(services: Services, to: string): Promise<{ wallet: Pu
  * ImmutableOwner extension).
  */
 function fundsOf(raw: bigint, token?: { mint: PublicKey; programId: PublicKey; decimals: number; to: PublicKey }): Funds {
-  if (!token) return { lamports: raw };
+  if (!token) return { lamports: raw, chainRefuses: true };
   const destination = getAssociatedTokenAddressSync(token.mint, token.to, false, token.programId);
   return {
     lamports: 0n,

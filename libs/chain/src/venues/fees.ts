@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import {
-  Keypair,
   PublicKey,
   TransactionMessage,
   VersionedTransaction,
@@ -24,7 +23,7 @@ import {
 import { PUMP_AMM_SDK, coinCreatorVaultAtaPda, coinCreatorVaultAuthorityPda, type Pool } from '@pump-fun/pump-swap-sdk';
 import { ChainError } from '../errors';
 import { isRpcUnreachable } from '../errors';
-import { withReference } from '../transactions';
+import { newReference, withReference } from '../transactions';
 import { decodeMint } from './market';
 import { isPumpPool } from './pumpAmm';
 import { readAccounts } from './marketState';
@@ -288,7 +287,7 @@ export function transactionSize(
   instructions: TransactionInstruction[],
   options: { lookupTables?: AddressLookupTableAccount[]; addReference?: boolean } = {},
 ): number {
-  const carried = options.addReference === false ? instructions : withReference(instructions, Keypair.generate().publicKey);
+  const carried = options.addReference === false ? instructions : withReference(instructions, newReference());
   const message = new TransactionMessage({ payerKey: payer, recentBlockhash: PublicKey.default.toBase58(), instructions: carried });
   try {
     return new VersionedTransaction(message.compileToV0Message(options.lookupTables)).serialize().length;
