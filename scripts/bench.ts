@@ -4,7 +4,8 @@
  * concurrent clients, rounds alternated. A no-op express route runs too, as the ceiling of any route here.
  * The posts go out as citizens registered before the first round, each within its daily caps. Each round
  * also reports the CPU per request of the server process and of its PostgreSQL backends. Prints a table and
- * writes the figures to .bench/bench-<timestamp>.json.
+ * writes the figures to .bench/bench-<timestamp>.json. A `/ws` client times each post's frame from its answer: every
+ * post of the posts rounds, and a probe that posts every 100 ms during the register rounds (registrations push none).
  *
  * BENCH_SECONDS (10) measured seconds per round, BENCH_WARMUP_SECONDS (2), BENCH_ROUNDS (2 per target),
  * BENCH_POSTS_RATE_CEILING (4000) the posts/s the citizens registered up front must last for,
@@ -25,7 +26,8 @@ import { runLoad, type LoadOptions } from './bench/load';
 import { Posters, POSTS_PER_CITIZEN } from './bench/posters';
 import { formatReport, summarise, type RoundFigures, type Target } from './bench/report';
 import { setting } from './bench/settings';
-import { distribution } from './bench/stats';
+import { distribution, median } from './bench/stats';
+import { WsFrames, probePosts } from './bench/wsLag';
 
 const ROOT = path.resolve(__dirname, '..');
 const OUT_DIR = path.join(ROOT, '.bench');
@@ -47,6 +49,10 @@ const POSTS_PATH = '/api/v1/posts';
 /** The most posts/s the citizens registered up front must last for, over every round's warm-up and measure. */
 const POSTS_RATE_CEILING = setting('BENCH_POSTS_RATE_CEILING', 4000, 1);
 const TARGETS = ['floor', 'baseline', 'subject', 'posts'] as const;
+/** How often the probe posts during the register rounds, to time append -> /ws frame under that load. */
+const PROBE_EVERY_MS = 100;
+/** Issue 29: a write's /ws frame within 50 ms at p99 while registrations load the service. */
+const WS_LAG_P99_GOAL_MS = 50;
 
 /** Unique handles (2-31 chars of [A-Za-z0-9_-]) per target, across its rounds. */
 function registrations(): () => string {
@@ -131,6 +137,11 @@ async function main(cleanup: Cleanup): Promise<void> {
   const posters = await Posters.register(children.posts.url, 'p', citizens, CLIENTS);
   process.stderr.write('done\n');
 
+  // The register rounds push no frame of their own: a probe posts every PROBE_EVERY_MS meanwhile, as these citizens.
+  const probers = await Posters.register(children.posts.url, 'q', Math.ceil((ROUNDS * (WARMUP_SECONDS + SECONDS) * 1000) / PROBE_EVERY_MS / POSTS_PER_CITIZEN) + 1, 1);
+  const frames = await WsFrames.open(children.posts.url);
+  cleanup.add('close the /ws client', () => frames.close());
+
   const registering = { floor: registrations(), baseline: registrations(), subject: registrations() };
   const bodies: Record<Target, (client: number) => string> = { ...registering, posts: (client) => posters.body(client) };
   const base: Omit<LoadOptions, 'url' | 'body' | 'check' | 'path'> = {
@@ -149,6 +160,7 @@ async function main(cleanup: Cleanup): Promise<void> {
       let lastSeq = -1;
       const servers = processes(target);
       const cpuUsed = await cpu.begin(servers.pids, servers.databases);
+      const probe = target === 'subject' ? probePosts(children.subject.url, probers, PROBE_EVERY_MS) : undefined;
       const result = await runLoad({
         ...base,
         path: target === 'posts' ? POSTS_PATH : PATH,
@@ -186,6 +198,10 @@ async function main(cleanup: Cleanup): Promise<void> {
         const caughtUp = await lag.waitFor(lastSeq, LAG_WAIT_MS);
         const lags = lag.lags(answers);
         figures.lag = { ms: distribution(lags.lagsMs), unmatched: lags.unmatched, caughtUp };
+        const timed = probe ? await probe.stop() : answers;
+        if (timed.length > 0) await frames.waitFor(Math.max(...timed.map((a) => a.seq)), LAG_WAIT_MS);
+        const pushed = frames.lags(timed);
+        figures.wsLag = { ms: distribution(pushed.lagsMs), unmatched: pushed.unmatched };
       }
       const used = await cpuUsed();
       figures.cpuMsPerRequest = Object.fromEntries(
@@ -202,6 +218,17 @@ async function main(cleanup: Cleanup): Promise<void> {
     `POST ${PATH} (subject) and POST ${POSTS_PATH} (posts): ${CLIENTS} clients, ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured per round, ` +
     `${ROUNDS} round(s) per target alternated; projector ${SPLIT ? 'in its own process' : 'in the API process'}; ${os.cpus().length} CPUs, load average ${loadAverage.join(' ')} at start, node ${process.version}`;
   console.log(`\n${formatReport(title, rounds, summary)}`);
+  for (const target of ['subject', 'posts'] as const) {
+    const of = rounds.filter((r) => r.target === target && r.wsLag);
+    if (of.length === 0) continue;
+    const p = (key: 'p50' | 'p99') => median(of.map((r) => r.wsLag!.ms[key]));
+    const unmatched = of.reduce((n, r) => n + r.wsLag!.unmatched, 0);
+    const during = target === 'subject' ? `a probe's posts (every ${PROBE_EVERY_MS} ms) while ${PATH} runs` : `every post of the ${POSTS_PATH} rounds`;
+    console.log(
+      `append -> /ws frame, ${during}, median of rounds: p50 ${p('p50').toFixed(1)} ms, p99 ${p('p99').toFixed(1)} ms` +
+        `${unmatched ? `, ${unmatched} frames never seen` : ''}${target === 'subject' ? ` (goal p99 <= ${WS_LAG_P99_GOAL_MS} ms: ${p('p99') <= WS_LAG_P99_GOAL_MS ? 'met' : 'NOT met'})` : ''}`,
+    );
+  }
   if (groupCommit) {
     console.log(`group commit: ${groupCommit.appends} ledger appends carried ${groupCommit.commands} commands (${(groupCommit.commands / groupCommit.appends).toFixed(1)} per append)`);
   }

@@ -17,6 +17,8 @@ export interface RoundFigures {
   latencyMs: Distribution;
   /** Subject and posts rounds only. */
   lag?: { ms: Distribution; unmatched: number; caughtUp: boolean };
+  /** Answer -> its `/ws` frame: every post of a posts round; a probe's posts during a subject round. */
+  wsLag?: { ms: Distribution; unmatched: number };
   /** CPU ms per request sent, by process (the server, its PostgreSQL backends), warm-up and projection included. */
   cpuMsPerRequest?: Record<string, number>;
 }
