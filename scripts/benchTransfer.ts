@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
 import { SolanaChain, recentBlockhash, sendAndConfirm, signatureOf, type RecentBlockhash } from '@svc/chain';
 import { REDIS_URL, freshDatabase, tempDir, testConfig } from '../test/support/env';
@@ -60,6 +60,8 @@ interface RoundFigures {
   elapsedMs: number;
   tps: number;
   latencyMs: Distribution;
+  /** How late the event loop (the service's, the chain's and the clients': one process) ran its callbacks. */
+  loopDelayMs?: { p50: number; p99: number };
 }
 
 interface Citizen {
@@ -256,10 +258,15 @@ async function main(cleanup: Cleanup): Promise<void> {
   for (let round = 1; round <= ROUNDS; round++) {
     for (const target of TARGETS) {
       process.stderr.write(`round ${round}/${ROUNDS}: ${target} (${WARMUP_SECONDS} s warm-up + ${SECONDS} s) ... `);
+      // Every await of a transfer waits this long for its turn: most of the stages below that are not the work itself.
+      const loop = monitorEventLoopDelay({ resolution: 1 });
+      loop.enable();
       const { figures, stages } =
         target === 'baseline'
           ? await baselineRound(direct, senders, new PublicKey(sink.wallet), lamports, round)
           : await pipelineRound(server, citizens, sink, finished, lamports, round, target);
+      loop.disable();
+      figures.loopDelayMs = { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6 };
       rounds.push(figures);
       stagesByTarget[target].push(...stages);
       process.stderr.write(`${figures.tps.toFixed(0)} transfers/s, p50 ${fixed(figures.latencyMs.p50, 1)} ms, ${figures.errorCount} errors\n`);
@@ -292,12 +299,13 @@ async function main(cleanup: Cleanup): Promise<void> {
     `to the same in-process chain; ${WARMUP_SECONDS} s warm-up + ${SECONDS} s measured per round, ${ROUNDS} round(s) per target alternated; ` +
     `${RPC_DELAY_MS > 0 ? `every RPC call ${RPC_DELAY_MS} ms later (BENCH_RPC_DELAY_MS); ` : ''}` +
     `${os.cpus().length} CPUs, load average ${loadAverage.join(' ')} at start, node ${process.version}`;
-  const rows = rounds.map((r) => [r.target, String(r.round), fixed(r.tps, 0), fixed(r.latencyMs.p50, 1), fixed(r.latencyMs.p99, 1), String(r.ok), String(r.errorCount)]);
+  const loopOf = (r: RoundFigures) => (r.loopDelayMs ? `${fixed(r.loopDelayMs.p50, 1)} / ${fixed(r.loopDelayMs.p99, 1)}` : '');
+  const rows = rounds.map((r) => [r.target, String(r.round), fixed(r.tps, 0), fixed(r.latencyMs.p50, 1), fixed(r.latencyMs.p99, 1), String(r.ok), String(r.errorCount), loopOf(r)]);
   for (const target of TARGETS) {
     const s = summary[target];
-    rows.push([target, 'median', fixed(s.tps, 0), fixed(s.p50Ms, 1), fixed(s.p99Ms, 1), '', String(s.errors)]);
+    rows.push([target, 'median', fixed(s.tps, 0), fixed(s.p50Ms, 1), fixed(s.p99Ms, 1), '', String(s.errors), '']);
   }
-  const out = [title, '', table(['target', 'round', 'transfers/s', 'p50 ms', 'p99 ms', 'ok', 'errors'], rows), ''];
+  const out = [title, '', table(['target', 'round', 'transfers/s', 'p50 ms', 'p99 ms', 'ok', 'errors', 'loop delay p50 / p99 ms'], rows), ''];
   for (const target of ['pipeline', 'pipeline, one wallet'] as const) {
     const r = ratio(target);
     out.push(`${target} / baseline: p50 ${fixed(r.p50, 2)}x   p99 ${fixed(r.p99, 2)}x   transfers/s ${fixed(r.tps, 2)}x`);

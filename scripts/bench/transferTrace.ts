@@ -25,14 +25,15 @@ export const traces = new AsyncLocalStorage<Trace>();
  * Replaces each named async method of `target` with one that records how long it took into the trace of
  * the transfer that called it; a call outside a traced transfer passes straight through.
  */
-export function timeCalls(target: object, stages: Record<string, string>): void {
+export function timeCalls(target: object, stages: Record<string, string | ((...args: unknown[]) => string)>): void {
   const methods = target as Record<string, (...args: unknown[]) => unknown>;
-  for (const [method, stage] of Object.entries(stages)) {
+  for (const [method, stageOf] of Object.entries(stages)) {
     const original = methods[method];
     if (typeof original !== 'function') throw new Error(`cannot time ${method}: not a method`);
     methods[method] = function (this: unknown, ...args: unknown[]) {
       const trace = traces.getStore();
       if (!trace) return original.apply(this, args);
+      const stage = typeof stageOf === 'string' ? stageOf : stageOf(...args);
       const start = performance.now();
       return Promise.resolve(original.apply(this, args)).finally(() => trace.spans.push({ stage, start, end: performance.now() }));
     };
@@ -42,6 +43,8 @@ export function timeCalls(target: object, stages: Record<string, string>): void 
 export const STAGE = {
   httpIn: 'HTTP in: parse, auth, validate, plan the transfer',
   reserve: 'outbox: reserve the row (INSERT)',
+  insertSigned: 'outbox: store the signed row (INSERT)',
+  holdSpend: 'ledger: spending policy at the head (ReserveSpend)',
   blockhash: 'chain: getLatestBlockhash',
   build: 'build + compile the v0 message',
   fee: 'chain: getFeeForMessage',
@@ -53,7 +56,7 @@ export const STAGE = {
   send: 'chain: sendTransaction (with preflight)',
   confirm: 'chain: confirmTransaction (signatureSubscribe)',
   sync: 'ledger: writer.sync (head read, queued behind appends)',
-  append: 'ledger: writer.executeAtHead (group-commit append)',
+  append: 'ledger: record it (group-commit append, outbox row done in it)',
   markDone: 'outbox: mark done (UPDATE)',
   outboxOther: 'outbox: other',
   other: 'other JS between stages',
@@ -71,6 +74,7 @@ export function instrumentPipeline(server: RunningServer, finished: Map<string, 
   const deps = (pipeline as unknown as { deps: PipelineDeps }).deps;
   timeCalls(deps.outbox, {
     reserve: STAGE.reserve,
+    insertSigned: STAGE.insertSigned,
     markSigned: STAGE.markSigned,
     get: STAGE.reread,
     markDone: STAGE.markDone,
@@ -78,7 +82,7 @@ export function instrumentPipeline(server: RunningServer, finished: Map<string, 
     renewLease: STAGE.outboxOther,
   });
   timeCalls(deps, { walletSecret: STAGE.custody });
-  timeCalls(writer, { sync: STAGE.sync, executeAtHead: STAGE.append });
+  timeCalls(writer, { sync: STAGE.sync, executeAtHead: (command) => ((command as { type?: string }).type === 'ReserveSpend' ? STAGE.holdSpend : STAGE.append) });
   timeCalls(server.services.chain.connection, chainStages());
   const run = pipeline.run.bind(pipeline);
   pipeline.run = (intent) => {
