@@ -158,7 +158,8 @@ export class ChainOutbox {
         .values(values)
         .onConflict((oc) => oc.doNothing())
         .returningAll()
-        .returning(this.abandoned().as('abandoned'))
+        // Just written by this process, whose holder is alive: only the lease can say abandoned, without a look at pg_locks.
+        .returning(sql<boolean>`(lease_until <= now())`.as('abandoned'))
         .executeTakeFirst();
       if (inserted) return { ok: true, row: toRow(inserted) };
       if (row.idempotencyKey !== undefined) {
