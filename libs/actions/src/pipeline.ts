@@ -222,12 +222,14 @@ export class ActionPipeline {
       }
       const id = `act_${ulid()}`;
       const recent = settledLater(this.blockhashes.recent());
+      // Read and unsealed while the policy is decided and the transaction built, not after.
+      const keypair = settledLater(this.custodyKey(request.agentId, request.wallet));
       let held = false;
       let sealed: Awaited<ReturnType<ActionPipeline['sign']>>;
       try {
         held = await this.holdSpend({ request, id });
         const built = await this.build(request);
-        sealed = await this.sign(request, built, await recent);
+        sealed = await this.sign(request, built, await recent, keypair);
       } catch (error) {
         if (held) await this.settlement.freeSpend({ id, agentId: request.agentId });
         throw beforeSend(error);
@@ -295,8 +297,12 @@ export class ActionPipeline {
   }
 
   /** Compiles, checks and signs with the custody key: the signed transaction, and its row's columns. */
-  private async sign(request: ActionRequest, built: BuiltTransaction, recent: RecentBlockhash): Promise<{ signed: SignedTransaction; send: SignedSend; fee: bigint }> {
-    const keypair = settledLater(this.custodyKey(request.agentId, request.wallet));
+  private async sign(
+    request: ActionRequest,
+    built: BuiltTransaction,
+    recent: RecentBlockhash,
+    keypair = settledLater(this.custodyKey(request.agentId, request.wallet)),
+  ): Promise<{ signed: SignedTransaction; send: SignedSend; fee: bigint }> {
     // A fresh key makes every build a transaction of its own: two identical transfers on one blockhash
     // would otherwise share a signature, and the chain would make only one of them.
     const transaction = this.compile(request.wallet, built, recent, built.reference ? built.instructions : withReference(built.instructions, newReference()));
