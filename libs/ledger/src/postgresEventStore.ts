@@ -69,6 +69,19 @@ const migrations: Migration[] = [
         `create table ${schema}.decision_state_head (stream text primary key, seq bigint not null, hash text not null, at bigint not null, version integer not null)`,
       ]),
   },
+  {
+    // The append lock and the head read after it, in one round trip. Each statement of a volatile function reads
+    // its own snapshot, so the head is read after the lock is held (one statement would read from before it).
+    name: '004_lock_head',
+    up: (db, schema) =>
+      execAll(db, [
+        `create function ${schema}.lock_head(target text) returns bigint language plpgsql volatile as $$
+         begin
+           perform pg_advisory_xact_lock(hashtext('es:' || target));
+           return coalesce((select max(revision) from ${schema}.events where stream = target), -1);
+         end $$`,
+      ]),
+  },
 ];
 
 /** The event store on PostgreSQL (a server through `pg`, or PGlite). */
@@ -152,8 +165,8 @@ export class PostgresEventStore implements EventStore {
 
   /** Takes the stream's append lock for the rest of `trx` and reads its head: no append lands until it ends. */
   async lockStream(trx: SqlDatabase['db'], stream: string): Promise<number> {
-    await sql`select pg_advisory_xact_lock(hashtext(${'es:' + stream}))`.execute(trx);
-    return this.headIn(trx, stream);
+    const { rows } = await sql<{ head: string | number }>`select ${sql.raw(this.schema)}.lock_head(${stream}) as head`.execute(trx);
+    return Number(rows[0]!.head);
   }
 
   /** The writer's cold decision state, kept in this database so that it is written in the append's transaction. */
