@@ -259,7 +259,8 @@ async function main(cleanup: Cleanup): Promise<void> {
     `answered / offered requests: ${fixed(ratios.achievedOverOfferedRps, 2)}x`,
     `PostgreSQL queries sent during the mix (warm-up included): ${sends.queries}, ${fixed(sends.queries / paced.sent, 1)} per request; ` +
       `their synchronous send ${fixed(sends.syncMs / 1000, 1)} s in all, ${fixed((sends.syncMs / sends.queries) * 1000, 0)} µs each, ` +
-      `${fixed((sends.syncMs / mixWallMs) * 100, 1)}% of the event loop's time`,
+      `${fixed((sends.syncMs / mixWallMs) * 100, 1)}% of the event loop's time; the statements sent most, per request:`,
+    ...sends.statements.slice(0, 15).map((st) => `  ${fixed(st.count / paced.sent, 2).padStart(6)}  ${st.text}`),
   ];
   const samples = Object.entries(meter.samples());
   if (samples.length) out.push('', 'first answer of each error:', ...samples.map(([label, text]) => `  ${label}: ${text}`));
@@ -278,7 +279,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     byOperation,
     perMinute,
     turnLatenessMs: lateness,
-    pgSends: { ...sends, perRequest: sends.queries / paced.sent, shareOfLoop: sends.syncMs / mixWallMs },
+    pgSends: { ...sends, statements: sends.statements.slice(0, 40), perRequest: sends.queries / paced.sent, shareOfLoop: sends.syncMs / mixWallMs },
     ratios,
   });
   console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);

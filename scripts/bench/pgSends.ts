@@ -5,9 +5,13 @@ export interface PgSends {
   queries: number;
   /** Time spent inside pg's Query.submit: serialising the query and writing it to the socket, on the event loop. */
   syncMs: number;
+  /** The statements sent most, by their text (cut short): how many times each. */
+  statements: Array<{ text: string; count: number }>;
 }
 
-const counted: PgSends = { queries: 0, syncMs: 0 };
+const STATEMENT_CHARS = 160;
+const counted = { queries: 0, syncMs: 0 };
+const byText = new Map<string, number>();
 let installed = false;
 
 /**
@@ -21,7 +25,9 @@ export function countPgSends(): () => PgSends {
   if (!installed) {
     installed = true;
     const submit = Query.prototype.submit;
-    Query.prototype.submit = function timedSubmit(this: unknown, ...args: unknown[]) {
+    Query.prototype.submit = function timedSubmit(this: { text?: unknown }, ...args: unknown[]) {
+      const text = typeof this.text === 'string' ? this.text.replace(/\s+/g, ' ').slice(0, STATEMENT_CHARS) : '(no text)';
+      byText.set(text, (byText.get(text) ?? 0) + 1);
       const start = performance.now();
       try {
         return submit.apply(this, args);
@@ -32,5 +38,13 @@ export function countPgSends(): () => PgSends {
     };
   }
   const from = { ...counted };
-  return () => ({ queries: counted.queries - from.queries, syncMs: counted.syncMs - from.syncMs });
+  const textsFrom = new Map(byText);
+  return () => ({
+    queries: counted.queries - from.queries,
+    syncMs: counted.syncMs - from.syncMs,
+    statements: [...byText]
+      .map(([text, count]) => ({ text, count: count - (textsFrom.get(text) ?? 0) }))
+      .filter((s) => s.count > 0)
+      .sort((a, b) => b.count - a.count),
+  });
 }
