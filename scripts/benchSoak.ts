@@ -17,9 +17,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
+import { PG_ADMIN_URL } from '../test/support/env';
 import { call } from '../test/support/http';
+import { airdropper, register, type Citizen } from './bench/citizens';
 import { runBench, type Cleanup } from './bench/cleanup';
+import { CpuMeter } from './bench/cpuTime';
 import { formatProfile, formatStretches, startCpuProfile, summarizeProfile } from './bench/cpuProfile';
 import { startBenchService } from './bench/embeddedService';
 import { runLoad } from './bench/load';
@@ -28,9 +30,9 @@ import { countPgSends } from './bench/pgSends';
 import { machineNow, mediansOf, roundLine, roundOf, writeFigures, type TargetRound } from './bench/pairs';
 import { fixed, table } from './bench/report';
 import { setting } from './bench/settings';
-import { BUY_SHARE, BUY_SOL, OPERATIONS, Society, WEIGHTS, seededRandom, type Citizen } from './bench/soakMix';
+import { BUY_SHARE, BUY_SOL, OPERATIONS, Society, WEIGHTS } from './bench/soakMix';
 import { ProcessSampler, SoakMeter, type CellFigures } from './bench/soakMeter';
-import { distribution } from './bench/stats';
+import { distribution, seededRandom } from './bench/stats';
 
 const ROOT = path.resolve(__dirname, '..');
 const MINUTES = setting('BENCH_SOAK_MINUTES', 3, 0.1);
@@ -50,12 +52,6 @@ const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJA
 const GOAL = { buyMixOverAloneP50: 1.5, serverErrors: 0, rssLastOverFirst: 1.1 };
 
 type BuyTarget = 'buy alone, before' | 'buy alone, after';
-
-async function register(base: string, handle: string): Promise<Citizen> {
-  const res = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'bench' } });
-  if (res.status !== 201) throw new Error(`register ${handle}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
-  return { handle, key: res.body.api_key as string, wallet: res.body.agent.wallet as string };
-}
 
 async function write(base: string, citizen: Citizen, route: string, body: unknown, status = 200): Promise<Record<string, any>> {
   const res = await call(base, 'POST', route, { key: citizen.key, body, headers: { 'idempotency-key': randomBytes(12).toString('hex') } });
@@ -79,11 +75,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   const startedAt = new Date();
   const machine = machineNow();
   const server = await startBenchService(cleanup, 'soak');
-  const connection = server.services.chain.connection;
-  const airdrop = async (wallet: string, sol: number) => {
-    const signature = await connection.requestAirdrop(new PublicKey(wallet), sol * LAMPORTS_PER_SOL);
-    await connection.confirmTransaction({ signature, ...(await connection.getLatestBlockhash()) }, 'confirmed');
-  };
+  const airdrop = airdropper(server.services.chain.connection);
   const tag = randomBytes(3).toString('hex');
   const citizens = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => register(server.url, `bs${tag}_${i}`)));
   const sink = await register(server.url, `bs${tag}_sink`);
@@ -154,6 +146,12 @@ async function main(cleanup: Cleanup): Promise<void> {
   const meter = new SoakMeter(measureFrom);
   const sampler = new ProcessSampler(measureFrom);
   const stamp = startedAt.toISOString().replace(/[:.]/g, '-');
+  // PostgreSQL shares the machine's cores with this process: its backends' CPU says how close the machine is to full.
+  const cpuMeter = new CpuMeter(PG_ADMIN_URL);
+  await cpuMeter.start();
+  cleanup.add('close the CPU meter', () => cpuMeter.close());
+  const database = new URL(server.services.config.databaseUrl!).pathname.slice(1);
+  const endCpu = await cpuMeter.begin({ service: process.pid }, [database]);
   const pgSends = countPgSends();
   const stopProfile = CPU_PROFILE ? await startCpuProfile(path.join(ROOT, '.bench', 'profiles', `soak-${stamp}.cpuprofile`)) : undefined;
   // The sampler stops when the measured stretch ends, not when its last answers come in.
@@ -174,6 +172,8 @@ async function main(cleanup: Cleanup): Promise<void> {
   });
   const profileFile = await stopProfile?.();
   const mixWallMs = performance.now() - startAt;
+  const cpuMs = await endCpu();
+  const cpuPercent = Object.fromEntries(Object.entries(cpuMs).map(([part, ms]) => [part.replace(` ${database}`, ''), (ms / mixWallMs) * 100]));
   const sends = pgSends();
   clearTimeout(stopSampler);
   if (processMinutes.length === 0) processMinutes = sampler.stop();
@@ -257,6 +257,8 @@ async function main(cleanup: Cleanup): Promise<void> {
     `5xx answers: ${ratios.serverErrors} (goal: ${GOAL.serverErrors})`,
     `RSS last minute / first minute: ${fixed(ratios.rssLastOverFirstMinute, 2)}x (goal: flat, at most ${GOAL.rssLastOverFirst}x)`,
     `answered / offered requests: ${fixed(ratios.achievedOverOfferedRps, 2)}x`,
+    `CPU during the mix (warm-up included), % of one core: ${Object.entries(cpuPercent).map(([part, pct]) => `${part} ${fixed(pct, 0)}%`).join(', ')} ` +
+      `of the machine's ${machine.cpus * 100}%`,
     `PostgreSQL queries sent during the mix (warm-up included): ${sends.queries}, ${fixed(sends.queries / paced.sent, 1)} per request; ` +
       `their synchronous send ${fixed(sends.syncMs / 1000, 1)} s in all, ${fixed((sends.syncMs / sends.queries) * 1000, 0)} µs each, ` +
       `${fixed((sends.syncMs / mixWallMs) * 100, 1)}% of the event loop's time; the statements sent most, per request:`,
@@ -279,6 +281,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     byOperation,
     perMinute,
     turnLatenessMs: lateness,
+    cpuPercent,
     pgSends: { ...sends, statements: sends.statements.slice(0, 40), perRequest: sends.queries / paced.sent, shareOfLoop: sends.syncMs / mixWallMs },
     ratios,
   });

@@ -35,11 +35,7 @@ const TAGS = ['alpha', 'curve', 'soak'];
 /** Recent top-level posts kept as targets of replies and votes. */
 const RECENT_POSTS = 256;
 
-export interface Citizen {
-  handle: string;
-  key: string;
-  wallet: string;
-}
+import type { Citizen } from './citizens';
 
 export interface Request {
   op: Operation;
@@ -47,18 +43,6 @@ export interface Request {
   path: string;
   body: string;
   headers: Record<string, string>;
-}
-
-/** A small deterministic generator, so two runs offer the same sequence of operations. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export class Society {
