@@ -10,8 +10,9 @@
  * Before and after the mix the same clients do only buys, closed loop, for BENCH_SECONDS (5) after
  * BENCH_WARMUP_SECONDS (1): 16 closed-loop clients keep the buy path saturated, so a second baseline offers buys
  * alone at the rate the mix offers them, open loop, for BENCH_SOAK_PACED_SECONDS (15). Goals: a buy under the mix at most 1.5x the buy alone at p50, no 5xx, RSS flat after
- * the first minute (last minute / first). BENCH_CPU_PROF=1 profiles the mix and prints where the CPU went.
- * Writes .bench/soak-<timestamp>.json (and .bench/profiles/soak-<timestamp>.cpuprofile).
+ * the first minute (last minute / first). BENCH_CPU_PROF=1 profiles the mix and prints where the CPU went;
+ * BENCH_HEAP_PROF=1 samples the heap over the mix and prints where the memory still alive at its end was allocated.
+ * Writes .bench/soak-<timestamp>.json (and .cpuprofile / .heapprofile files under .bench/profiles/).
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -22,7 +23,7 @@ import { call } from '../test/support/http';
 import { airdropper, register, type Citizen } from './bench/citizens';
 import { runBench, type Cleanup } from './bench/cleanup';
 import { CpuMeter } from './bench/cpuTime';
-import { formatProfile, formatStretches, startCpuProfile, summarizeProfile } from './bench/cpuProfile';
+import { formatHeap, formatProfile, formatStretches, startCpuProfile, startHeapSampling, summarizeProfile } from './bench/cpuProfile';
 import { startBenchService } from './bench/embeddedService';
 import { runLoad } from './bench/load';
 import { runPaced } from './bench/paced';
@@ -43,6 +44,7 @@ const BUY_SECONDS = setting('BENCH_SECONDS', 5, 1);
 const BUY_WARMUP_SECONDS = setting('BENCH_WARMUP_SECONDS', 1, 0);
 const PACED_BUY_SECONDS = setting('BENCH_SOAK_PACED_SECONDS', 15, 1);
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
+const HEAP_PROFILE = process.env.BENCH_HEAP_PROF === '1';
 const REQUEST_TIMEOUT_MS = 30_000;
 const MAX_IN_FLIGHT_PER_CLIENT = 8;
 const FUND_SOL = 20;
@@ -154,6 +156,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   const endCpu = await cpuMeter.begin({ service: process.pid }, [database]);
   const pgSends = countPgSends();
   const stopProfile = CPU_PROFILE ? await startCpuProfile(path.join(ROOT, '.bench', 'profiles', `soak-${stamp}.cpuprofile`)) : undefined;
+  const stopHeap = HEAP_PROFILE ? await startHeapSampling(path.join(ROOT, '.bench', 'profiles', `soak-${stamp}.heapprofile`)) : undefined;
   // The sampler stops when the measured stretch ends, not when its last answers come in.
   let processMinutes = [] as ReturnType<ProcessSampler['stop']>;
   const stopSampler = setTimeout(() => (processMinutes = sampler.stop()), measureFrom + MINUTES * 60_000 - performance.now());
@@ -171,6 +174,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     meter,
   });
   const profileFile = await stopProfile?.();
+  const heap = await stopHeap?.();
   const mixWallMs = performance.now() - startAt;
   const cpuMs = await endCpu();
   const cpuPercent = Object.fromEntries(Object.entries(cpuMs).map(([part, ms]) => [part.replace(` ${database}`, ''), (ms / mixWallMs) * 100]));
@@ -228,7 +232,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     '',
     'the process, by minute:',
     table(
-      ['minute', '', 'req/s', 'CPU %', 'RSS mean MB', 'RSS max MB', 'loop delay p99 ms', 'loop delay max ms', 'skipped turns'],
+      ['minute', '', 'req/s', 'CPU %', 'RSS mean MB', 'RSS max MB', 'heap MB', 'external MB', 'loop delay p99 ms', 'loop delay max ms', 'skipped turns'],
       perMinute.map((m) => [
         String(m.minute),
         '',
@@ -236,6 +240,8 @@ async function main(cleanup: Cleanup): Promise<void> {
         fixed(m.process?.cpuPercent ?? Number.NaN, 0),
         fixed(m.process?.rssMeanMb ?? Number.NaN, 0),
         fixed(m.process?.rssMaxMb ?? Number.NaN, 0),
+        fixed(m.process?.heapUsedMb ?? Number.NaN, 0),
+        fixed(m.process?.externalMb ?? Number.NaN, 0),
         fixed(m.process?.eventLoopDelayP99Ms ?? Number.NaN, 1),
         fixed(m.process?.eventLoopDelayMaxMs ?? Number.NaN, 1),
         String(m.skippedTurns),
@@ -272,6 +278,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     console.log(`\n${formatProfile(summarizeProfile(profile), 15)}\n\n${formatStretches(profile, 5, 8)}`);
     console.log(`\nprofile written to ${path.relative(process.cwd(), profileFile)}`);
   }
+  if (heap) console.log(`\n${formatHeap(heap, 15)}`);
   const file = writeFigures(ROOT, 'soak', startedAt, {
     settings: { clients: CLIENTS, rps: RPS, minutes: MINUTES, warmupSeconds: MIX_WARMUP_SECONDS, buySeconds: BUY_SECONDS, weights, maxInFlightPerClient: MAX_IN_FLIGHT_PER_CLIENT },
     machine,

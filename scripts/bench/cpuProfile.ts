@@ -217,3 +217,65 @@ export function formatCallers(profile: Profile, name: string, depth: number, top
   const rows = [...stacks].sort((a, b) => b[1] - a[1]).slice(0, top);
   return [`${name}: ${totalMs.toFixed(0)} ms of self time, by caller:`, ...rows.map(([stack, ms]) => `  ${ms.toFixed(0).padStart(7)} ms  ${stack}`)].join('\n');
 }
+
+interface HeapNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: HeapNode[];
+}
+
+/**
+ * V8's sampling heap profiler over one stretch: at its end it holds the sampled allocations still alive, by the
+ * stack that made them, so memory that grows over the stretch shows with where it was allocated. Returns the
+ * function that stops it, writes `file` and returns the profile's root.
+ */
+export async function startHeapSampling(file: string): Promise<() => Promise<HeapNode>> {
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  // One sample per 64 KB allocated on average: cheap enough to leave on for minutes of load.
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 65_536 });
+  return async () => {
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    session.disconnect();
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify(profile));
+    return profile.head as HeapNode;
+  };
+}
+
+/** The live sampled memory by place and by allocating function (self), and by the project's functions (inclusive). */
+export function formatHeap(head: HeapNode, top: number): string {
+  const self = new Map<string, { where: string; bytes: number }>();
+  const inclusive = new Map<string, number>();
+  const places = new Map<string, number>();
+  let total = 0;
+  const walk = (node: HeapNode, stack: Set<string>): number => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const name = `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}`;
+    const where = placeOf(url);
+    total += node.selfSize;
+    const mine = self.get(name) ?? { where, bytes: 0 };
+    mine.bytes += node.selfSize;
+    self.set(name, mine);
+    places.set(where, (places.get(where) ?? 0) + node.selfSize);
+    const inner = new Set(stack).add(name);
+    const subtree = node.selfSize + node.children.reduce((sum, child) => sum + walk(child, inner), 0);
+    // Counted once per stack however deep it recurses: only where the function first appears.
+    if (!stack.has(name) && /^(apps|libs|projections)\//.test(where)) inclusive.set(name, (inclusive.get(name) ?? 0) + subtree);
+    return subtree;
+  };
+  walk(head, new Set());
+  const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
+  const pct = (bytes: number) => `${((bytes / total) * 100).toFixed(1)}%`;
+  return [
+    `live sampled heap at the end of the stretch: ${mb(total)} MB`,
+    table(['place', '', 'MB', 'share'], [...places].sort((a, b) => b[1] - a[1]).slice(0, top).map(([where, bytes]) => [where, '', mb(bytes), pct(bytes)])),
+    '',
+    `top ${top} allocating functions (self):`,
+    table(['function', 'place', 'MB', 'share'], [...self].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, top).map(([name, f]) => [name, f.where, mb(f.bytes), pct(f.bytes)])),
+    '',
+    `top ${top} of the project's functions by live memory allocated under them:`,
+    table(['function', '', 'MB', 'share'], [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, bytes]) => [name, '', mb(bytes), pct(bytes)])),
+  ].join('\n');
+}

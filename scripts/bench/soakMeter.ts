@@ -35,6 +35,9 @@ export interface MinuteProcess {
   eventLoopDelayMaxMs: number;
   /** CPU time this process used in the minute (user + system) over the minute's wall time: 100 is one core busy. */
   cpuPercent: number;
+  /** At the end of the minute, MB: V8's heap in use, and memory outside it that V8 knows of (buffers); the rest of RSS is native. */
+  heapUsedMb: number;
+  externalMb: number;
 }
 
 const emptyCell = (): Cell => ({ latenciesMs: [], serverErrors: {}, clientErrors: {}, otherErrors: {}, samples: {} });
@@ -115,7 +118,7 @@ function errorCode(body: string): string {
  */
 export class ProcessSampler {
   private readonly rss: number[][] = [];
-  private readonly delays: Array<{ p99Ms: number; maxMs: number; cpuPercent: number }> = [];
+  private readonly delays: Array<{ p99Ms: number; maxMs: number; cpuPercent: number; heapUsedMb: number; externalMb: number }> = [];
   private readonly histogram = monitorEventLoopDelay({ resolution: 10 });
   private readonly timer: NodeJS.Timeout;
   private minute = 0;
@@ -143,7 +146,14 @@ export class ProcessSampler {
     const used = process.cpuUsage(this.cpuFrom.usage);
     const now = performance.now();
     const cpuPercent = ((used.user + used.system) / 1000 / (now - this.cpuFrom.at)) * 100;
-    this.delays[this.minute] = { p99Ms: this.histogram.percentile(99) / 1e6, maxMs: this.histogram.max / 1e6, cpuPercent };
+    const memory = process.memoryUsage();
+    this.delays[this.minute] = {
+      p99Ms: this.histogram.percentile(99) / 1e6,
+      maxMs: this.histogram.max / 1e6,
+      cpuPercent,
+      heapUsedMb: memory.heapUsed / MB,
+      externalMb: memory.external / MB,
+    };
     this.histogram.reset();
     this.cpuFrom = { usage: process.cpuUsage(), at: now };
   }
@@ -160,6 +170,8 @@ export class ProcessSampler {
       eventLoopDelayP99Ms: this.delays[minute]?.p99Ms ?? Number.NaN,
       eventLoopDelayMaxMs: this.delays[minute]?.maxMs ?? Number.NaN,
       cpuPercent: this.delays[minute]?.cpuPercent ?? Number.NaN,
+      heapUsedMb: this.delays[minute]?.heapUsedMb ?? Number.NaN,
+      externalMb: this.delays[minute]?.externalMb ?? Number.NaN,
     }));
   }
 }
