@@ -12,6 +12,8 @@
  * alone at the rate the mix offers them, open loop, for BENCH_SOAK_PACED_SECONDS (15). Goals: a buy under the mix at most 1.5x the buy alone at p50, no 5xx, RSS flat after
  * the first minute (last minute / first). BENCH_CPU_PROF=1 profiles the mix and prints where the CPU went;
  * BENCH_HEAP_PROF=1 samples the heap over the mix and prints where the memory still alive at its end was allocated.
+ * BENCH_SOAK_CHAIN=child runs the bundled chain in a process of its own, so that the figures of this one (RSS, CPU,
+ * loop delay, profiles) are the service's alone.
  * Writes .bench/soak-<timestamp>.json (and .cpuprofile / .heapprofile files under .bench/profiles/).
  */
 import { randomBytes } from 'node:crypto';
@@ -20,6 +22,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PG_ADMIN_URL } from '../test/support/env';
 import { call } from '../test/support/http';
+import { rssMbOf, startChainChild } from './bench/chainChild';
 import { airdropper, register, type Citizen } from './bench/citizens';
 import { runBench, type Cleanup } from './bench/cleanup';
 import { CpuMeter } from './bench/cpuTime';
@@ -45,6 +48,8 @@ const BUY_WARMUP_SECONDS = setting('BENCH_WARMUP_SECONDS', 1, 0);
 const PACED_BUY_SECONDS = setting('BENCH_SOAK_PACED_SECONDS', 15, 1);
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 const HEAP_PROFILE = process.env.BENCH_HEAP_PROF === '1';
+/** `child`: the bundled chain in its own process, so that this process's CPU and RSS are the service's alone. */
+const CHAIN_IN_CHILD = process.env.BENCH_SOAK_CHAIN === 'child';
 const REQUEST_TIMEOUT_MS = 30_000;
 const MAX_IN_FLIGHT_PER_CLIENT = 8;
 const FUND_SOL = 20;
@@ -76,7 +81,8 @@ const CELL_HEADER = ['operation', 'minute', 'count', 'p50 ms', 'p99 ms', '5xx', 
 async function main(cleanup: Cleanup): Promise<void> {
   const startedAt = new Date();
   const machine = machineNow();
-  const server = await startBenchService(cleanup, 'soak');
+  const chain = CHAIN_IN_CHILD ? await startChainChild(cleanup, ROOT) : undefined;
+  const server = await startBenchService(cleanup, 'soak', chain ? { SOLANA_RPC_URL: chain.url } : {});
   const airdrop = airdropper(server.services.chain.connection);
   const tag = randomBytes(3).toString('hex');
   const citizens = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => register(server.url, `bs${tag}_${i}`)));
@@ -153,7 +159,8 @@ async function main(cleanup: Cleanup): Promise<void> {
   await cpuMeter.start();
   cleanup.add('close the CPU meter', () => cpuMeter.close());
   const database = new URL(server.services.config.databaseUrl!).pathname.slice(1);
-  const endCpu = await cpuMeter.begin({ service: process.pid }, [database]);
+  const endCpu = await cpuMeter.begin({ service: process.pid, ...(chain ? { chain: chain.pid } : {}) }, [database]);
+  const chainRssMb = chain ? [rssMbOf(chain.pid)] : [];
   const pgSends = countPgSends();
   const stopProfile = CPU_PROFILE ? await startCpuProfile(path.join(ROOT, '.bench', 'profiles', `soak-${stamp}.cpuprofile`)) : undefined;
   const stopHeap = HEAP_PROFILE ? await startHeapSampling(path.join(ROOT, '.bench', 'profiles', `soak-${stamp}.heapprofile`)) : undefined;
@@ -177,6 +184,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   const heap = await stopHeap?.();
   const mixWallMs = performance.now() - startAt;
   const cpuMs = await endCpu();
+  if (chain) chainRssMb.push(rssMbOf(chain.pid));
   const cpuPercent = Object.fromEntries(Object.entries(cpuMs).map(([part, ms]) => [part.replace(` ${database}`, ''), (ms / mixWallMs) * 100]));
   const sends = pgSends();
   clearTimeout(stopSampler);
@@ -217,7 +225,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   // ---- report ----
   const title =
     `society mix: ${CLIENTS} clients offering ${RPS} requests/s (open loop) for ${MINUTES} min after ${MIX_WARMUP_SECONDS} s, ` +
-    `against the embedded service on the bundled chain, with the buy alone (${CLIENTS} clients, closed loop, ${BUY_SECONDS} s) before and after; ` +
+    `against the embedded service on the bundled chain${chain ? ' (in its own process)' : ''}, with the buy alone (${CLIENTS} clients, closed loop, ${BUY_SECONDS} s) before and after; ` +
     `${machine.cpus} CPUs, load average ${machine.loadAverage.join(' ')}, node ${process.version}`;
   const weights = OPERATIONS.map((op) => `${op} ${WEIGHTS[op]}`).join(', ');
   const out = [
@@ -265,6 +273,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     `answered / offered requests: ${fixed(ratios.achievedOverOfferedRps, 2)}x`,
     `CPU during the mix (warm-up included), % of one core: ${Object.entries(cpuPercent).map(([part, pct]) => `${part} ${fixed(pct, 0)}%`).join(', ')} ` +
       `of the machine's ${machine.cpus * 100}%`,
+    ...(chain ? [`the chain's own process: RSS ${fixed(chainRssMb[0]!, 0)} MB when the mix began, ${fixed(chainRssMb[1]!, 0)} MB when it ended`] : []),
     `PostgreSQL queries sent during the mix (warm-up included): ${sends.queries}, ${fixed(sends.queries / paced.sent, 1)} per request; ` +
       `their synchronous send ${fixed(sends.syncMs / 1000, 1)} s in all, ${fixed((sends.syncMs / sends.queries) * 1000, 0)} µs each, ` +
       `${fixed((sends.syncMs / mixWallMs) * 100, 1)}% of the event loop's time; the statements sent most, per request:`,
@@ -280,7 +289,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   }
   if (heap) console.log(`\n${formatHeap(heap, 15)}`);
   const file = writeFigures(ROOT, 'soak', startedAt, {
-    settings: { clients: CLIENTS, rps: RPS, minutes: MINUTES, warmupSeconds: MIX_WARMUP_SECONDS, buySeconds: BUY_SECONDS, weights, maxInFlightPerClient: MAX_IN_FLIGHT_PER_CLIENT },
+    settings: { chainInChild: CHAIN_IN_CHILD, clients: CLIENTS, rps: RPS, minutes: MINUTES, warmupSeconds: MIX_WARMUP_SECONDS, buySeconds: BUY_SECONDS, weights, maxInFlightPerClient: MAX_IN_FLIGHT_PER_CLIENT },
     machine,
     goal: GOAL,
     buyAlone: alone,
@@ -289,6 +298,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     perMinute,
     turnLatenessMs: lateness,
     cpuPercent,
+    chainProcessRssMb: chain ? { start: chainRssMb[0], end: chainRssMb[1] } : undefined,
     pgSends: { ...sends, statements: sends.statements.slice(0, 40), perRequest: sends.queries / paced.sent, shareOfLoop: sends.syncMs / mixWallMs },
     ratios,
   });
