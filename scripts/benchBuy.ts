@@ -13,8 +13,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
+import { LAMPORTS_PER_SOL } from '@solana/web3.js';
 import { call } from '../test/support/http';
+import { airdropper, register } from './bench/citizens';
 import { runBench, type Cleanup } from './bench/cleanup';
 import { startBenchService } from './bench/embeddedService';
 import { runLoad } from './bench/load';
@@ -39,27 +40,11 @@ const TARGETS: Target[] = ['transfer', 'buy', 'buy_policy'];
 /** Rules every policy-round buy meets and passes: the check and the day-cap reservation are made, nothing refused. */
 const POLICY = { max_sol_per_trade: 1, max_sol_per_day: 10_000 };
 
-interface Citizen {
-  handle: string;
-  key: string;
-  wallet: string;
-}
-
-async function register(base: string, handle: string): Promise<Citizen> {
-  const res = await call(base, 'POST', '/api/v1/register', { body: { handle, model: 'bench' } });
-  if (res.status !== 201) throw new Error(`register ${handle}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
-  return { handle, key: res.body.api_key as string, wallet: res.body.agent.wallet as string };
-}
-
 async function main(cleanup: Cleanup): Promise<void> {
   const startedAt = new Date();
   const machine = machineNow();
   const server = await startBenchService(cleanup, 'buy');
-  const connection = server.services.chain.connection;
-  const airdrop = async (wallet: string, sol: number) => {
-    const signature = await connection.requestAirdrop(new PublicKey(wallet), sol * LAMPORTS_PER_SOL);
-    await connection.confirmTransaction({ signature, ...(await connection.getLatestBlockhash()) }, 'confirmed');
-  };
+  const airdrop = airdropper(server.services.chain.connection);
   const tag = randomBytes(3).toString('hex');
   const citizens = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => register(server.url, `bb${tag}_${i}`)));
   const capped = await Promise.all(Array.from({ length: CLIENTS }, (_, i) => register(server.url, `bp${tag}_${i}`)));

@@ -1,7 +1,9 @@
 /**
  * `npm run bench:summary` (the last step of `npm run bench`): one table of every ratio the benchmarks wrote, each
  * from the newest figures file of its benchmark under .bench/, with when it ran and the load the machine had then.
- * Each ratio was measured against its own baseline in its own run; this only gathers them. Writes .bench/summary.json.
+ * Each ratio was measured against its own baseline in its own run; this only gathers them. Benchmarks left out of
+ * `npm run bench` for their length (`bench:soak`, `bench:scale`) show here from their newest run, whenever that was:
+ * the soak's buy-under-the-mix ratios, its 5xx count and its RSS growth among them. Writes .bench/summary.json.
  */
 import fs from 'node:fs';
 import path from 'node:path';

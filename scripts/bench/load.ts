@@ -41,7 +41,7 @@ export interface LoadResult {
   sent: number;
 }
 
-interface Answer {
+export interface Answer {
   status: number;
   body: string;
   /** When the status line and headers arrived (performance.now()). */
@@ -112,7 +112,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   return result;
 }
 
-function send(agent: http.Agent, target: URL, method: 'GET' | 'POST', body: string, timeoutMs: number, headers: Record<string, string>): Promise<Answer> {
+/** One request over `agent`; rejects on a socket error or after `timeoutMs` with no answer (code `timeout`). */
+export function send(agent: http.Agent, target: URL, method: 'GET' | 'POST', body: string, timeoutMs: number, headers: Record<string, string>): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request(
       target,

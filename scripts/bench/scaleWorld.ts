@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { CitizenRegisteredData, PostCreatedData, PostFlaggedData, VoteCastData } from '@svc/domain';
 import { GENESIS_HASH, LEDGER_STREAM, sealAndEncode, type UnhashedEntry } from '@svc/ledger';
+import { seededRandom } from './stats';
 
 const CITIZENS = 200;
 const INSERT_ROWS = 5_000;
@@ -22,18 +23,6 @@ export interface World {
   bytes: number;
 }
 
-/** A seeded generator, so two loads of the same size are the same world. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Appends `entries` correctly chained ledger entries to an empty event store (`es.events`, PostgreSQL),
  * shaped as the ledger writes them: registrations of 200 citizens, then their posts (tagged, some about a
@@ -41,7 +30,8 @@ function generator(seed: number): () => number {
  * that exist, each entry one millisecond after the last. Written with unnest in pages, behind the writer's back.
  */
 export async function loadWorld(db: Kysely<any>, entries: number): Promise<World> {
-  const random = generator(entries);
+  // Seeded, so two loads of the same size are the same world.
+  const random = seededRandom(entries);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   // Recent posts draw most of the replies and votes, as on a feed.
   const recent = <T>(items: readonly T[]): T => items[items.length - 1 - Math.floor(items.length * random() ** 3)]!;

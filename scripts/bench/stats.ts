@@ -25,3 +25,15 @@ export function distribution(values: number[]): Distribution {
   const list = Array.from(sorted);
   return { count: list.length, p50: percentile(list, 50), p90: percentile(list, 90), p99: percentile(list, 99), max: list.length ? list[list.length - 1]! : Number.NaN };
 }
+
+/** mulberry32: a small seeded generator of numbers in [0, 1), so two runs draw the same sequence. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
