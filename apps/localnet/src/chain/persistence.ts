@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, openSync, writeSync } from 'node:fs';
 import { mkdir, open, readFile, readdir, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { singleWriterLock } from '@svc/readmodel';
@@ -36,6 +36,12 @@ export class ChainStore {
   private pending: Pending[] = [];
   private flushScheduled = false;
   private snapshotting: Promise<void> | null = null;
+  /**
+   * The syncs issued so far, each after the one before, and the closing of a log a rotation left behind: an
+   * fdatasync takes milliseconds, which on the thread pool the event loop (the service's too, when the chain is
+   * bundled in its process) does not wait out.
+   */
+  private syncing: Promise<void> = Promise.resolve();
   walLength = 0;
 
   private constructor(
@@ -131,14 +137,33 @@ export class ChainStore {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
+    let fd: number;
     try {
       if (this.fd === null) this.fd = openSync(this.wal(this.generation), 'a');
-      writeSync(this.fd, batch.map((p) => p.line).join(''));
-      fdatasyncSync(this.fd);
-      for (const p of batch) p.done();
+      fd = this.fd;
+      writeSync(fd, batch.map((p) => p.line).join(''));
     } catch (error) {
       for (const p of batch) p.fail(error as Error);
+      return;
     }
+    // Answered only once synced, as before: what a reply confirms survives a crash.
+    this.syncing = this.syncing.then(
+      () =>
+        new Promise<void>((resolve) =>
+          fdatasync(fd, (error) => {
+            for (const p of batch) {
+              if (error) p.fail(error);
+              else p.done();
+            }
+            resolve();
+          }),
+        ),
+    );
+  }
+
+  /** Closes a log once every sync issued on it is done. */
+  private closeAfterSyncs(fd: number): void {
+    this.syncing = this.syncing.then(() => closeSync(fd)).catch(() => undefined);
   }
 
   async settled(): Promise<void> {
@@ -154,7 +179,7 @@ export class ChainStore {
     if (this.snapshotting) return this.snapshotting;
     this.flush();
     const next = this.generation + 1;
-    if (this.fd !== null) closeSync(this.fd);
+    if (this.fd !== null) this.closeAfterSyncs(this.fd);
     this.fd = openSync(this.wal(next), 'a');
     this.generation = next;
     this.walLength = 0;
@@ -176,6 +201,7 @@ export class ChainStore {
   async close(): Promise<void> {
     await this.snapshotting;
     this.flush();
+    await this.syncing;
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
     this.unlock();
