@@ -20,8 +20,9 @@ import { runBench, type Cleanup } from './bench/cleanup';
 import { startBenchService } from './bench/embeddedService';
 import { runLoad } from './bench/load';
 import { machineNow, mediansOf, ratioOf, roundLine, roundOf, roundsReport, writeFigures, type TargetRound } from './bench/pairs';
-import { fixed } from './bench/report';
+import { fixed, table } from './bench/report';
 import { setting } from './bench/settings';
+import { breakdownOf, instrumentPipeline, stagesOf, type Trace } from './bench/transferTrace';
 
 const ROOT = path.resolve(__dirname, '..');
 const SECONDS = setting('BENCH_SECONDS', 5, 1);
@@ -62,6 +63,10 @@ async function main(cleanup: Cleanup): Promise<void> {
 
   let lamports = 1_000;
   const rounds: TargetRound<Target>[] = [];
+  // Where a buy's time goes next to a transfer's: the same stage traces as bench:transfer.
+  const finished = new Map<string, Trace>();
+  instrumentPipeline(server, finished);
+  const stagesByTarget: Record<Target, Array<Map<string, number>>> = { transfer: [], buy: [], buy_policy: [] };
   for (let round = 1; round <= ROUNDS; round++) {
     for (const target of TARGETS) {
       process.stderr.write(`round ${round}/${ROUNDS}: ${target} (${WARMUP_SECONDS} s warm-up + ${SECONDS} s) ... `);
@@ -76,10 +81,13 @@ async function main(cleanup: Cleanup): Promise<void> {
         headers: (client) => ({ authorization: `Bearer ${(target === 'buy_policy' ? capped : citizens)[client]!.key}` }),
         body: () =>
           JSON.stringify(target === 'transfer' ? { to: sink.handle, amount: lamports++ / LAMPORTS_PER_SOL } : { mint, amount_sol: BUY_SOL }),
-        check(_status, body) {
+        check(_status, body, arrivedAt, measured, sentAt) {
           const reply = JSON.parse(body) as { executed?: boolean; signature?: string; venue?: string };
           if (!reply.executed || !reply.signature) return 'not executed';
           if (target !== 'transfer' && reply.venue !== 'pump') return `venue ${reply.venue}`;
+          const trace = finished.get(reply.signature);
+          finished.delete(reply.signature);
+          if (trace && measured) stagesByTarget[target].push(stagesOf(trace, sentAt, arrivedAt));
           return undefined;
         },
       });
@@ -97,7 +105,16 @@ async function main(cleanup: Cleanup): Promise<void> {
     `${WARMUP_SECONDS} s warm-up + ${SECONDS} s per round, ${ROUNDS} round(s) alternated; ${machine.cpus} CPUs, load average ${machine.loadAverage.join(' ')}, node ${process.version}`;
   const verdict = `buy / transfer: p50 ${fixed(ratios.p50, 2)}x   p99 ${fixed(ratios.p99, 2)}x   req/s ${fixed(ratios.tps, 2)}x (goal: within 1.5x, buy p50 under 15 ms)`;
   const policyVerdict = `buy with a policy / without: p50 ${fixed(policyRatios.p50, 2)}x   p99 ${fixed(policyRatios.p99, 2)}x   req/s ${fixed(policyRatios.tps, 2)}x (what the policy check and day-cap reservation cost a buy)`;
-  console.log(`\n${[title, '', ...roundsReport(rounds, TARGETS, summary), '', verdict, policyVerdict].join('\n')}`);
+  const breakdowns = Object.fromEntries(TARGETS.map((target) => [target, breakdownOf(stagesByTarget[target])])) as Record<Target, ReturnType<typeof breakdownOf>>;
+  const where = (['transfer', 'buy'] as const).flatMap((target) => [
+    '',
+    `where the time goes: ${target} (${stagesByTarget[target].length} measured; share of the mean latency, ${fixed(breakdowns[target].totalMeanMs, 1)} ms)`,
+    table(
+      ['stage', 'median ms', 'mean ms', 'p99 ms', 'share'],
+      breakdowns[target].stages.map((s) => [s.stage, fixed(s.medianMs, 2), fixed(s.meanMs, 2), fixed(s.p99Ms, 2), `${fixed(s.share * 100, 1)}%`]),
+    ),
+  ]);
+  console.log(`\n${[title, '', ...roundsReport(rounds, TARGETS, summary), '', verdict, policyVerdict, ...where].join('\n')}`);
   const file = writeFigures(ROOT, 'buy', startedAt, {
     settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, buySol: BUY_SOL, policy: POLICY },
     machine,
@@ -105,6 +122,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     summary,
     ratios,
     policyRatios,
+    breakdowns,
   });
   console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
 }

@@ -41,7 +41,8 @@ export function timeCalls(target: object, stages: Record<string, string | ((...a
 }
 
 export const STAGE = {
-  httpIn: 'HTTP in: parse, auth, validate, plan the transfer',
+  httpIn: 'HTTP in: parse, auth, validate, plan (a trade reads the market and quotes)',
+  observe: 'chain: getTransaction (the fill the record states)',
   reserve: 'outbox: reserve the row (INSERT)',
   insertSigned: 'outbox: store the signed row (INSERT)',
   holdSpend: 'ledger: spending policy at the head (ReserveSpend)',
@@ -103,6 +104,7 @@ export function chainStages(): Record<string, string> {
     getBalance: STAGE.funds,
     getMinimumBalanceForRentExemption: STAGE.funds,
     sendRawTransaction: STAGE.send,
+    getTransaction: STAGE.observe,
     confirmTransaction: STAGE.confirm,
   };
 }
