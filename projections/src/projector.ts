@@ -14,6 +14,11 @@ export interface ProjectorOptions {
   schema: string;
   bus?: Bus;
   batchSize?: number;
+  /**
+   * Projections each live batch is applied to, and announced for, before the others: what `/ws` reads (the
+   * entries) then waits for one short transaction, not for every read model of a batch of posts.
+   */
+  leading?: readonly string[];
   log?: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -191,7 +196,13 @@ export class Projector {
   private async applyLive(batch: StoredEvent[]): Promise<void> {
     let failure: unknown;
     try {
-      await this.applyBatch(batch);
+      const leading = this.options.leading ?? [];
+      if (leading.length === 0) await this.applyBatch(batch);
+      else {
+        const [first, rest] = partition(this.options.projections, (p) => leading.includes(p.name));
+        await this.applyBatch(batch, first);
+        await this.applyBatch(batch, rest);
+      }
       return;
     } catch (error) {
       if (error instanceof CheckpointMovedError) throw error;
@@ -297,4 +308,8 @@ export async function* batches<T>(source: AsyncIterable<T>, max: number): AsyncI
   } finally {
     await iterator.return?.();
   }
+}
+
+function partition<T>(items: readonly T[], first: (item: T) => boolean): [T[], T[]] {
+  return [items.filter(first), items.filter((item) => !first(item))];
 }

@@ -85,6 +85,42 @@ describe('a checkpoint per projection', () => {
     await db.drop();
   });
 
+  it('applies and announces the leading read model of each live batch before the others', async () => {
+    const registered = await register(3);
+    const bus = new InProcessBus();
+    const projector = await new Projector({ database, store, projections, schema: 'rm', bus, leading: ['entries'] }).init();
+    await projector.catchUp();
+    const heard: Array<{ message: Notification; entriesAt: number }> = [];
+    const named = (message: Notification): string[] => (Array.isArray(message.projections) ? (message.projections as string[]) : []);
+    const checkpoint = (name: string) => readCheckpoint(database.db, 'rm', [name]);
+    const noted: Promise<void>[] = [];
+    await bus.subscribe(PROJECTED_CHANNEL, (message) => {
+      noted.push((async () => heard.push({ message, entriesAt: await checkpoint('entries') }))().then(() => undefined));
+    });
+    const controller = new AbortController();
+    const following = projector.run(controller.signal);
+    try {
+      const head = await society(2);
+      await until('both announcements of the batch', 10_000, async () => (heard.some((h) => h.message.seq === head && !named(h.message).includes('entries')) ? true : undefined));
+      await Promise.all(noted);
+      // The bus delivers in turn: the catch-up's announcement of the registrations may come first.
+      const live = heard.filter((h) => h.message.seq > registered);
+      const first = live.find((h) => named(h.message).includes('entries'))!;
+      expect(named(first.message)).toEqual(['entries']);
+      expect(Array.isArray(first.message.entries) && first.message.entries.length > 0).toBe(true);
+      // Announced once its own transaction committed, ahead of the read models that follow it.
+      expect(first.entriesAt).toBeGreaterThanOrEqual(first.message.seq);
+      const rest = live.filter((h) => !named(h.message).includes('entries'));
+      expect(rest.length).toBeGreaterThan(0);
+      expect(rest.every((h) => named(h.message).includes('posts'))).toBe(true);
+      expect(live.every((h) => named(h.message).includes('entries') === (named(h.message).length === 1))).toBe(true);
+      expect(await checkpoint('posts')).toBe(head);
+    } finally {
+      controller.abort();
+      await following;
+    }
+  });
+
   it('catches a projection added to a live ledger up from seq 0 on its own, while the others answer at the head', async () => {
     await register(1500);
     await new Projector({ database, store, projections, schema: 'rm' }).init().then((p) => p.catchUp());

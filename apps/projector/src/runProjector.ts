@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Bus } from '@svc/bus';
 import type { EventStore } from '@svc/ledger';
-import { Projector, projections } from '@svc/projections';
+import { Projector, projections, type ProjectionName } from '@svc/projections';
 import type { SqlDatabase } from '@svc/readmodel';
 
 export interface RunningProjector {
@@ -18,7 +18,7 @@ export async function startProjector(options: {
   batchSize: number;
   log: Logger;
 }): Promise<RunningProjector> {
-  const projector = await new Projector({ ...options, projections, log: options.log }).init();
+  const projector = await new Projector({ ...options, projections, leading: ['entries'] satisfies ProjectionName[], log: options.log }).init();
   const controller = new AbortController();
   const done = projector.run(controller.signal).catch((err) => options.log.error({ err }, 'projector stopped'));
   options.log.info({ checkpoint: projector.position, checkpoints: Object.fromEntries(projector.checkpoints) }, 'projector following the ledger');

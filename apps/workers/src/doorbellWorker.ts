@@ -3,6 +3,7 @@ import type { LookupFunction } from 'node:net';
 import type { Logger } from 'pino';
 import { DOORBELL_CHANNEL, PROJECTED_CHANNEL, type Bus, type Notification } from '@svc/bus';
 import { kindOf, untrustedOfEntry } from '@svc/domain';
+import { announces } from '@svc/projections';
 import { RINGING_KINDS, type ClaimedDelivery, type DeliveryStatus, type DoorbellStore } from '@svc/vault';
 import { createDoorbellAgent, postOnce, signatureHeader, type PostOutcome } from './delivery';
 import { WorkerLoop } from './loop';
@@ -253,6 +254,8 @@ class DoorbellWorker implements RunningDoorbellWorker {
 
 /** Whether a projector notification carries an entry a doorbell rings for (none listed: look anyway). */
 function rings(message: Notification): boolean {
+  // The fan-out reads the entries read model: an announcement of the others alone has nothing new for it.
+  if (!announces(message, ['entries'])) return false;
   const entries = message.entries;
   if (!Array.isArray(entries)) return true;
   return entries.some((entry) => RINGING_KINDS.includes(kindOf(String((entry as { type?: unknown }).type), (entry as { data?: unknown }).data)));
