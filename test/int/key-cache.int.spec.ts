@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { ulid } from 'ulid';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { newApiKey, Vault } from '@svc/vault';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 import { until } from '../support/until';
+import { vaultCitizen } from '../support/vaultCitizens';
 
 jest.setTimeout(30_000);
 
@@ -30,12 +30,7 @@ describe('verified keys kept per process, forgotten on rotation', () => {
     await db?.drop();
   });
 
-  async function citizen(): Promise<{ agentId: string; apiKey: string }> {
-    const agentId = `agent_${ulid()}`;
-    const apiKey = newApiKey();
-    await vault.addCredential({ agentId, apiKey });
-    return { agentId, apiKey };
-  }
+  const citizen = () => vaultCitizen(vault);
 
   /** Removes a credential row the way no code path does: with nobody told. */
   const dropRowSilently = (agentId: string) => sql`delete from vault.credentials where agent_id = ${agentId}`.execute(here.db);

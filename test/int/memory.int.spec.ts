@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { ulid } from 'ulid';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { hashApiKey, newApiKey, newDataKey, unseal, Vault, wrapDataKey, type MemoryStore } from '@svc/vault';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 import { until } from '../support/until';
+import { vaultCitizen } from '../support/vaultCitizens';
 
 jest.setTimeout(30_000);
 
@@ -28,12 +28,7 @@ describe('memory notes in the vault, against PostgreSQL', () => {
     await db?.drop();
   });
 
-  async function citizen(): Promise<{ agentId: string; apiKey: string }> {
-    const agentId = `agent_${ulid()}`;
-    const apiKey = newApiKey();
-    await vault.addCredential({ agentId, apiKey });
-    return { agentId, apiKey };
-  }
+  const citizen = () => vaultCitizen(vault);
 
   const noteRows = async (agentId: string) =>
     (await database.db.selectFrom('vault.memory_notes').selectAll().where('agent_id', '=', agentId).execute()) as Array<Record<string, string>>;
