@@ -1,3 +1,4 @@
+import { PublicKey } from '@solana/web3.js';
 import { airdrop, registerCitizen, type TestCitizen } from '../support/citizens';
 import { call } from '../support/http';
 import { embeddedService, type EmbeddedService } from '../support/servers';
@@ -56,6 +57,31 @@ describe('the durable writes of a transfer', () => {
     } finally {
       for (const name of WRITES) delete outbox[name];
       delete (connection as Partial<typeof connection>).sendRawTransaction;
+    }
+  });
+
+  it('reads no balance before a SOL transfer, and tells a shortfall the chain refused as the check before signing would', async () => {
+    const connection = service.server.services.chain.connection as unknown as { getBalance: (...args: unknown[]) => Promise<number> };
+    const getBalance = connection.getBalance.bind(connection);
+    let reads = 0;
+    connection.getBalance = (...args: unknown[]) => {
+      reads += 1;
+      return getBalance(...args);
+    };
+    try {
+      const paid = await call(base, 'POST', '/api/v1/transfer', { key: alice.key, body: { to: bob.handle, amount: 0.01 } });
+      expect([paid.status, reads]).toEqual([200, 0]);
+
+      const held = await getBalance(new PublicKey(alice.wallet), 'confirmed');
+      const short = await call(base, 'POST', '/api/v1/transfer', { key: alice.key, body: { to: bob.handle, amount: 5 } });
+      expect(short.status).toBe(400);
+      expect(short.body.error).toMatchObject({ code: 'insufficient', needed_lamports: 5_000_005_000, available_lamports: held });
+      // Nothing of a transaction that never landed: no signature, none of its logs.
+      expect(short.body.error).not.toHaveProperty('signature');
+      expect(short.body.error.logs ?? []).toEqual([]);
+      expect(reads).toBe(1);
+    } finally {
+      delete (connection as Partial<typeof connection>).getBalance;
     }
   });
 });

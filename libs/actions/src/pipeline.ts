@@ -22,7 +22,7 @@ import { OwedWrites } from '@svc/readmodel';
 import type { ChainOutbox, OutboxRow, SignedSend } from '@svc/vault';
 import { messageHash } from './handout';
 import { OutboxRecovery, type Recovered } from './recovery';
-import { beforeSend, settledLater } from './refusals';
+import { beforeSend, rejectedOfChain, settledLater } from './refusals';
 import type { ActionOutcome, ActionRequest, BuiltTransaction } from './request';
 import { ACTION_LEASE_MS, Settlement, UNSIGNED_CHECK_MS, type PipelineDeps } from './settlement';
 import { Submissions } from './submit';
@@ -189,8 +189,9 @@ export class ActionPipeline {
   }
 
   /**
-   * The chain's `insufficient` for funds not read before signing (`chainRefuses`), told as the check before signing
-   * would have: how much is needed and how much the wallet holds, read now.
+   * The chain's `insufficient` for funds not read before signing (`chainRefuses`), told exactly as the check before
+   * signing would have: how much is needed and how much the wallet holds, read now. Not the refused transaction's
+   * signature or logs: it never landed, and a client must not go looking for it.
    */
   private async explained(request: ActionRequest, fee: bigint, sending: Promise<ActionOutcome>): Promise<ActionOutcome> {
     try {
@@ -202,7 +203,7 @@ export class ActionPipeline {
         (checked: unknown) => toChainError(checked),
       );
       if (!short) throw error;
-      throw new Rejected(short.code, short.message, { ...error.details, ...short.rejection.details });
+      throw rejectedOfChain(short);
     }
   }
 
