@@ -15,7 +15,6 @@ import {
 import type { ScanSource } from './chainScanThread';
 
 const CHANNEL = 'es_appended';
-const INSERT_CHUNK = 5000;
 /** A lost notification (reconnect, other process) costs at most this much latency. */
 const FALLBACK_POLL_MS = 1000;
 
@@ -82,6 +81,26 @@ const migrations: Migration[] = [
          end $$`,
       ]),
   },
+  {
+    // A whole append in one round trip: the lock, the head read after it, the expected-revision check, the
+    // rows and the notification that they commit. `head` is the revision before the append; nothing is
+    // written unless `appended`. `expected` null is any revision.
+    name: '005_append_events',
+    up: (db, schema) =>
+      execAll(db, [
+        `create function ${schema}.append_events(target text, expected bigint, ids uuid[], types text[], datas text[], channel text,
+           out head bigint, out appended boolean) language plpgsql volatile as $$
+         begin
+           perform pg_advisory_xact_lock(hashtext('es:' || target));
+           head := coalesce((select max(revision) from ${schema}.events where stream = target), -1);
+           appended := expected is null or head = expected;
+           if not appended or cardinality(ids) = 0 then return; end if;
+           insert into ${schema}.events (stream, revision, event_id, type, data)
+             select target, head + u.n, u.id, u.type, u.data from unnest(ids, types, datas) with ordinality as u(id, type, data, n);
+           perform pg_notify(channel, target || ':' || (head + cardinality(ids)));
+         end $$`,
+      ]),
+  },
 ];
 
 /** The event store on PostgreSQL (a server through `pg`, or PGlite). */
@@ -114,9 +133,12 @@ export class PostgresEventStore implements EventStore {
 
   async append(stream: string, events: NewEvent[], expected: ExpectedRevision, options: AppendOptions = {}): Promise<AppendResult> {
     const result = await this.database.db.transaction().execute(async (trx) => {
-      const head = await this.lockStream(trx, stream);
-      const ok = expected === 'any' || (expected === 'no_stream' ? head === -1 : head === expected);
-      if (!ok) {
+      const expectedHead = expected === 'any' ? null : expected === 'no_stream' ? -1 : expected;
+      const { rows } = await sql<{ head: string | number; appended: boolean }>`
+        select head, appended from ${sql.raw(this.schema)}.append_events(${stream}, ${expectedHead}, ${events.map((e) => e.id)}::uuid[],
+          ${events.map((e) => e.type)}::text[], ${events.map((e) => e.data)}::text[], ${CHANNEL})`.execute(trx);
+      const head = Number(rows[0]!.head);
+      if (!rows[0]!.appended) {
         // Only a writer that is behind gets here, so the idempotency check costs nothing on the happy path.
         const found = events.length === 0 ? [] : await trx
           .selectFrom(this.events)
@@ -129,23 +151,8 @@ export class PostgresEventStore implements EventStore {
         if (found.length > 0) throw new Error(`append to ${stream}: some event ids are already stored, others are not`);
         throw new WrongExpectedRevisionError(stream, expected, head === -1 ? 'no_stream' : head);
       }
-      const nextRevision = head + events.length;
-      for (let i = 0; i < events.length; i += INSERT_CHUNK) {
-        const rows = events.slice(i, i + INSERT_CHUNK).map((e, j) => ({
-          stream,
-          revision: head + 1 + i + j,
-          event_id: e.id,
-          type: e.type,
-          data: e.data,
-        }));
-        const insert = trx.insertInto(this.events).values(rows);
-        // Listeners hear of the append when it commits, whichever statement asks: the last insert asks too,
-        // which saves the append a round trip.
-        if (i + INSERT_CHUNK < events.length) await insert.execute();
-        else await sql`with appended as (${insert}) select pg_notify(${CHANNEL}, ${`${stream}:${nextRevision}`})`.execute(trx);
-      }
       await options.alongside?.(trx);
-      return { nextRevision, duplicate: false };
+      return { nextRevision: head + events.length, duplicate: false };
     });
     if (!result.duplicate && events.length > 0) this.local.emit(stream);
     return result;
