@@ -51,6 +51,9 @@ export interface NewCredential {
   walletSecret?: Uint8Array;
 }
 
+/** Sealed custody secrets a process keeps: far more than the citizens trading at once. */
+const SEALED_WALLETS_KEPT = 50_000;
+
 /**
  * Private primary data: hashed API keys, sealed wallet secrets, inbox cursors, memory notes and faucet grants. Written
  * by the command side, read by no public endpoint, never touched by a projection rebuild.
@@ -68,6 +71,12 @@ export class Vault {
   /** Keys verified by this process; a rotation anywhere is heard on `rotations` and forgets the old key. */
   private readonly verified = new KeyCache();
   private readonly rotations: string;
+  /**
+   * Custody secrets as stored, sealed: a signed action then reads no row before signing. A wallet's secret never
+   * changes; a rekey seals it again under the new master key, and the old key, which this process holds until
+   * it restarts, still opens what is kept here. Only sealed bytes are kept; each signing unseals its own copy.
+   */
+  private readonly sealedWallets = new Map<string, string>();
 
   constructor(
     private readonly database: SqlDatabase,
@@ -124,6 +133,7 @@ export class Vault {
   /** Undoes addCredential when the ledger refused the registration. */
   async removeCredential(agentId: string): Promise<void> {
     this.verified.forget(agentId);
+    this.sealedWallets.delete(agentId);
     await this.database.db.transaction().execute(async (trx) => {
       await trx.deleteFrom(this.table('wallet_secrets')).where('agent_id', '=', agentId).execute();
       await trx.deleteFrom(this.table('credentials')).where('agent_id', '=', agentId).execute();
@@ -193,12 +203,19 @@ export class Vault {
   }
 
   async walletSecret(agentId: string): Promise<Buffer | undefined> {
-    const row = await this.database.db
-      .selectFrom(this.table('wallet_secrets'))
-      .select('sealed')
-      .where('agent_id', '=', agentId)
-      .executeTakeFirst();
-    return row ? this.keys.unseal('wallet', row.sealed, `wallet:${agentId}`) : undefined;
+    let sealed = this.sealedWallets.get(agentId);
+    if (sealed === undefined) {
+      const row = await this.database.db
+        .selectFrom(this.table('wallet_secrets'))
+        .select('sealed')
+        .where('agent_id', '=', agentId)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      sealed = row.sealed as string;
+      if (this.sealedWallets.size >= SEALED_WALLETS_KEPT) this.sealedWallets.delete(this.sealedWallets.keys().next().value!);
+      this.sealedWallets.set(agentId, sealed);
+    }
+    return this.keys.unseal('wallet', sealed, `wallet:${agentId}`);
   }
 
   /** Where the citizen's inbox was last acked; nothing acked is the start of time. */
