@@ -26,6 +26,7 @@ import { closeConnection } from '../test/support/localnet';
 import { startEmbedded, type RunningServer } from './embedded';
 import { deleteRedisKeys, runBench, type Cleanup } from './bench/cleanup';
 import { runLoad } from './bench/load';
+import { countPgSends } from './bench/pgSends';
 import { delayedRpc } from './bench/rpcDelay';
 import { fixed, table } from './bench/report';
 import { setting } from './bench/settings';
@@ -132,6 +133,26 @@ async function pipelineRound(
     latencyMs: distribution(result.latenciesMs),
   };
   return { figures, stages };
+}
+
+/** Transfers one after another, to count what each sends to PostgreSQL with nothing else in flight. */
+const SEQUENTIAL_TRANSFERS = 50;
+
+/**
+ * PostgreSQL statements the whole process (API, projector, workers) sends per transfer, over transfers made one
+ * after another, and the statements sent most: what each sequential round trip of a transfer is.
+ */
+async function statementsPerTransfer(server: RunningServer, from: Citizen, sink: Citizen, lamports: () => number): Promise<{ perTransfer: number; top: Array<{ text: string; perTransfer: number }> }> {
+  const read = countPgSends();
+  for (let i = 0; i < SEQUENTIAL_TRANSFERS; i++) {
+    const res = await call(server.url, 'POST', PATH, { key: from.key, body: { to: sink.handle, amount: lamports() / LAMPORTS_PER_SOL } });
+    if (res.status !== 200 || !res.body.executed) throw new Error(`sequential transfer: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  const sends = read();
+  return {
+    perTransfer: sends.queries / SEQUENTIAL_TRANSFERS,
+    top: sends.statements.slice(0, 24).map((s) => ({ text: s.text, perTransfer: s.count / SEQUENTIAL_TRANSFERS })),
+  };
 }
 
 /**
@@ -273,6 +294,9 @@ async function main(cleanup: Cleanup): Promise<void> {
     }
   }
 
+  process.stderr.write(`${SEQUENTIAL_TRANSFERS} transfers one after another, counting PostgreSQL statements ...\n`);
+  const statements = await statementsPerTransfer(server, citizens[0]!, sink, lamports);
+
   const summary = Object.fromEntries(
     TARGETS.map((target) => {
       const mine = rounds.filter((r) => r.target === target);
@@ -321,6 +345,11 @@ async function main(cleanup: Cleanup): Promise<void> {
       ),
     );
   }
+  out.push(
+    '',
+    `PostgreSQL statements per transfer, ${SEQUENTIAL_TRANSFERS} made one after another (the whole process: API, projector, workers): ${fixed(statements.perTransfer, 1)}`,
+    table(['statement', 'per transfer'], statements.top.map((s) => [s.text, fixed(s.perTransfer, 2)])),
+  );
   const errorLines = rounds.flatMap((r) => Object.entries(r.errors).map(([kind, n]) => `  ${r.target} round ${r.round}: ${n} x ${kind}: ${r.errorSamples[kind] ?? ''}`));
   if (errorLines.length) out.push('', 'errors:', ...errorLines);
   console.log(`\n${out.join('\n')}`);
@@ -331,7 +360,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   const settings = { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, requestTimeoutMs: REQUEST_TIMEOUT_MS, path: PATH };
   const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryBytes: os.totalmem(), node: process.version, platform: process.platform, loadAverage };
   const ratios = { pipeline: ratio('pipeline'), pipelineOneWallet: ratio('pipeline, one wallet') };
-  fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings, machine, rounds, summary, ratios, breakdowns }, null, 2)}\n`);
+  fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings, machine, rounds, summary, ratios, breakdowns, statements }, null, 2)}\n`);
   console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
 }
 
