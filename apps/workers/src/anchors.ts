@@ -1,14 +1,12 @@
 import { PublicKey } from '@solana/web3.js';
-import { monotonicFactory } from 'ulid';
 import { ACTION_LEASE_MS } from '@svc/actions';
 import { lamportsToSol, memoInstruction } from '@svc/chain';
 import { Rejected, type Citizen } from '@svc/domain';
 import { LEDGER_STREAM, type LedgerEntry } from '@svc/ledger';
 import { AnchorRunnerStore } from '@svc/marketdata';
 import { ensureTreasuryCitizen, type Runtime } from '@svc/runtime';
+import { newUlid } from '@svc/readmodel';
 import { WorkerLoop } from './loop';
-
-const ulid = monotonicFactory();
 
 /** What every anchor's memo starts with; then `<seq>:<hash hex>` of the entry it commits to. */
 export const ANCHOR_MEMO_PREFIX = 'svc-ledger:v1:';
@@ -79,7 +77,7 @@ class AnchorWorker implements RunningAnchors {
     if (this.runtime.config.anchorEveryEntries === 0) return { anchored: false, reason: 'anchoring is off (ANCHOR_EVERY_ENTRIES=0)' };
     const treasury = await ensureTreasuryCitizen(this.runtime);
     if (!(await this.due(treasury))) return { anchored: false, reason: 'no anchor is due' };
-    const holder = ulid();
+    const holder = newUlid();
     if (!(await this.store.claim(holder, ANCHOR_LEASE_MS))) return { anchored: false, reason: 'another process anchors' };
     try {
       // What a dead runner sent is settled first: recorded if it landed, so it counts as the last anchor.

@@ -2,7 +2,6 @@ import { PublicKey, type AccountInfo, type Connection } from '@solana/web3.js';
 import { AccountLayout, NATIVE_MINT, TOKEN_PROGRAM_ID, createBurnCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { OnlinePumpSdk, creatorVaultPda, feeSharingConfigPda, userVolumeAccumulatorPda } from '@pump-fun/pump-sdk';
 import { coinCreatorVaultAtaPda, coinCreatorVaultAuthorityPda, userVolumeAccumulatorPda as poolVolumeAccumulatorPda } from '@pump-fun/pump-swap-sdk';
-import { monotonicFactory } from 'ulid';
 import { ACTION_LEASE_MS, type ActionOutcome, type Build, type ObserveSpec } from '@svc/actions';
 import { ACCOUNTS_PER_CALL, lamportsToSol, mintInfo, rawToUi, readMarket, solToLamports, tokenBalanceRaw } from '@svc/chain';
 import { Rejected, treasuryFlowOf, type ActionName, type ActionRecordedData, type Citizen } from '@svc/domain';
@@ -10,9 +9,8 @@ import { LEDGER_STREAM, type LedgerEntry } from '@svc/ledger';
 import { TreasuryCycleStore, type LastCycle } from '@svc/marketdata';
 import { treasury as treasuryModel } from '@svc/projections';
 import { ensureTreasuryCitizen, serviceTokenMint, type Runtime } from '@svc/runtime';
+import { newUlid } from '@svc/readmodel';
 import { WorkerLoop, WorkerStopping, renewWhileHeld } from './loop';
-
-const ulid = monotonicFactory();
 
 /**
  * How long a cycle's claim lasts without renewal; the worker renews it at every step and a third of this apart.
@@ -143,7 +141,7 @@ class TreasuryWorker implements RunningTreasury {
   }
 
   private async cycle(scheduled: boolean): Promise<CycleOutcome> {
-    const holder = ulid();
+    const holder = newUlid();
     const n = await this.store.claim(holder, TREASURY_LEASE_MS, scheduled ? this.everyMs : undefined);
     if (n === undefined) return { ran: false, reason: scheduled ? 'no cycle is due, or another process is running it' : 'another process is running a cycle' };
     const at = Date.now();

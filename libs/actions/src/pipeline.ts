@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { Keypair, PublicKey, TransactionMessage, VersionedTransaction, type Connection } from '@solana/web3.js';
-import { monotonicFactory } from 'ulid';
 import {
   BlockhashKeeper,
   assertFunds,
@@ -18,7 +17,7 @@ import {
   type SwapExpectation,
 } from '@svc/chain';
 import { Rejected } from '@svc/domain';
-import { OwedWrites } from '@svc/readmodel';
+import { OwedWrites, newUlid } from '@svc/readmodel';
 import type { ChainOutbox, OutboxRow, SignedSend } from '@svc/vault';
 import { messageHash } from './handout';
 import { OutboxRecovery, type Recovered } from './recovery';
@@ -27,7 +26,6 @@ import type { ActionOutcome, ActionRequest, BuiltTransaction } from './request';
 import { ACTION_LEASE_MS, Settlement, UNSIGNED_CHECK_MS, type PipelineDeps } from './settlement';
 import { Submissions } from './submit';
 
-const ulid = monotonicFactory();
 
 /**
  * Slots before the one read at hand-out that the search for a handed-out transaction still covers: RPC
@@ -109,8 +107,8 @@ export class ActionPipeline {
     // Looked up while the row is reserved: a blockhash is only a freshness token, so it needs no decision first.
     let recent: Promise<RecentBlockhash> | undefined = settledLater(this.blockhashes.recent());
     for (let attempt = 0; attempt < 5; attempt++) {
-      const id = `act_${ulid()}`;
-      const attemptId = ulid();
+      const id = `act_${newUlid()}`;
+      const attemptId = newUlid();
       const reserved = await this.deps.outbox
         .reserve({
           id,
@@ -221,7 +219,7 @@ export class ActionPipeline {
         const resumed = await this.settlement.resume(earlier);
         if (resumed) return resumed;
       }
-      const id = `act_${ulid()}`;
+      const id = `act_${newUlid()}`;
       const recent = settledLater(this.blockhashes.recent());
       // Read and unsealed while the policy is decided and the transaction built, not after.
       const keypair = settledLater(this.custodyKey(request.agentId, request.wallet));
@@ -238,7 +236,7 @@ export class ActionPipeline {
       // Its reply lost with the row committed, the insert throws: nothing was sent, and a retry under the key finds the row.
       const stored = await this.deps.outbox.insertSigned({
         id,
-        attemptId: ulid(),
+        attemptId: newUlid(),
         agentId: request.agentId,
         action: request.action,
         idempotencyKey: key,

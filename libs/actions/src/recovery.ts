@@ -1,12 +1,10 @@
-import { monotonicFactory } from 'ulid';
 import { ChainError, confirmSignature, isBlockhashExpired, presendCheck, sendAndConfirm, signatureStatus } from '@svc/chain';
 import { Rejected } from '@svc/domain';
 import type { OutboxRow } from '@svc/vault';
+import { newUlid } from '@svc/readmodel';
 import { chainFailure, neverLanded } from './refusals';
 import type { RecoveryOutcome } from './request';
 import { ACTION_LEASE_MS, RETRY_MS, UNSIGNED_CHECK_MS, type PipelineDeps, type Settlement } from './settlement';
-
-const ulid = monotonicFactory();
 
 export interface Recovered {
   id: string;
@@ -33,7 +31,7 @@ export class OutboxRecovery {
   async recover(signal?: AbortSignal): Promise<Recovered[]> {
     const settled: Recovered[] = [];
     while (!signal?.aborted) {
-      const row = await this.deps.outbox.claimDue(ulid(), ACTION_LEASE_MS);
+      const row = await this.deps.outbox.claimDue(newUlid(), ACTION_LEASE_MS);
       if (!row) break;
       let outcome: RecoveryOutcome;
       try {

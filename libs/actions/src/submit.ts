@@ -1,13 +1,11 @@
 import type { VersionedTransaction } from '@solana/web3.js';
-import { monotonicFactory } from 'ulid';
 import { signatureOf, type SignedTransaction } from '@svc/chain';
 import { Rejected } from '@svc/domain';
 import type { OutboxRow } from '@svc/vault';
+import { newUlid } from '@svc/readmodel';
 import { messageHash } from './handout';
 import type { ActionOutcome } from './request';
 import { ACTION_LEASE_MS, type PipelineDeps, type Settlement } from './settlement';
-
-const ulid = monotonicFactory();
 
 /**
  * Transactions their signer built or signed (`/tx/submit`): one the service handed out is recorded as the action
@@ -46,8 +44,8 @@ export class Submissions {
     if (!row) {
       const programs = programsOf(transaction);
       const inserted = await this.deps.outbox.insertSent({
-        id: `act_${ulid()}`,
-        attemptId: ulid(),
+        id: `act_${newUlid()}`,
+        attemptId: newUlid(),
         agentId,
         action: 'submit',
         record: { type: 'RecordAction', agentId, data: { action: 'submit', wallet, details: { programs } } },

@@ -5,3 +5,4 @@ export * from './lock';
 export * from './liveness';
 export * from './owed';
 export * from './unavailable';
+export * from './ids';

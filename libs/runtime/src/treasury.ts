@@ -1,10 +1,8 @@
 import { Keypair, PublicKey } from '@solana/web3.js';
-import { monotonicFactory } from 'ulid';
 import { deployInstructions } from '@svc/chain';
 import { TREASURY_HANDLE, type Citizen } from '@svc/domain';
+import { newUlid } from '@svc/readmodel';
 import { TREASURY_WALLET, type Runtime } from './runtime';
-
-const ulid = monotonicFactory();
 
 /** The service token the embedded start deployed, remembered among the service settings. */
 export const SERVICE_TOKEN_SETTING = 'treasury_token_mint';
@@ -33,7 +31,7 @@ export async function ensureTreasuryCitizen(runtime: Runtime): Promise<Citizen> 
   const wallet = (await runtime.serviceWallets.wallet(TREASURY_WALLET)).publicKey;
   const known = await treasuryCitizen(runtime);
   if (known?.wallet === wallet) return known;
-  const outcome = await runtime.writer.execute({ type: 'RegisterTreasury', data: { agent_id: `agent_${ulid()}`, wallet } });
+  const outcome = await runtime.writer.execute({ type: 'RegisterTreasury', data: { agent_id: `agent_${newUlid()}`, wallet } });
   if (!outcome.ok) throw new Error(`@${TREASURY_HANDLE} cannot be registered: ${outcome.rejection.message}`);
   if (outcome.entries.length === 0) await runtime.writer.sync();
   const registered = await treasuryCitizen(runtime);

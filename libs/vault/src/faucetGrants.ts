@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
-import { ulid } from 'ulid';
-import { execAll, type Migration } from '@svc/readmodel';
+import { execAll, type Migration, newUlid } from '@svc/readmodel';
 import { VaultStore } from './vaultStore';
 
 const migrations: Migration[] = [
@@ -109,7 +108,7 @@ export class FaucetGrants extends VaultStore {
         }
         return { kind: 'over', usedLamports: used, freesAt };
       }
-      const grant: FaucetGrant = { id: `fct_${ulid()}`, agentId, lamports, at: now, airdrop: null, receipt: null };
+      const grant: FaucetGrant = { id: `fct_${newUlid()}`, agentId, lamports, at: now, airdrop: null, receipt: null };
       await trx
         .insertInto(this.table)
         .values({ id: grant.id, agent_id: agentId, idempotency_key: idempotencyKey ?? null, lamports: lamports.toString(), at: now })

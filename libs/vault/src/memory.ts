@@ -1,11 +1,9 @@
 import { createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { monotonicFactory } from 'ulid';
-import { execAll, type Migration } from '@svc/readmodel';
+import { execAll, type Migration, newUlid } from '@svc/readmodel';
 import { VaultStore } from './vaultStore';
 import { hashApiKey, sameHash, seal, unseal } from './crypto';
 
-const ulid = monotonicFactory();
 
 const KEK_INFO = 'svc memory v1';
 
@@ -177,7 +175,7 @@ export class MemoryStore extends VaultStore {
         .where('agent_id', '=', agentId)
         .executeTakeFirst();
       if (Number(held?.n ?? 0) >= input.limit) return { ok: false, reason: 'full', limit: input.limit };
-      const id = `note_${ulid()}`;
+      const id = `note_${newUlid()}`;
       const sealed = sealNote(dataKey, agentId, id, key, value);
       await trx
         .insertInto(this.t('memory_notes'))

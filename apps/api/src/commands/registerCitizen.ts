@@ -2,7 +2,7 @@ import bs58 from 'bs58';
 import type { RequestOf, registerBody } from '@svc/contracts';
 import { Rejected } from '@svc/domain';
 import { generateWallet, isWalletPublicKey, newApiKey } from '@svc/vault';
-import { newUlid } from '../http/ids';
+import { newUlid } from '@svc/readmodel';
 import type { Services } from '../services';
 import { defaultPolicy } from './policy';
 

@@ -4,9 +4,9 @@ import Redis from 'ioredis';
 import { bodyValidator, queryValidator, type Invalid, type Validator } from '@svc/contracts';
 import { idempotentIds, isIdempotencyKey } from '@svc/vault';
 import type { ProjectionName } from '@svc/projections';
+import { newUlid } from '@svc/readmodel';
 import type { Services } from '../services';
 import { ApiError, databaseUnavailable, isDatabaseUnavailable, refusalOf, unauthorized } from './errors';
-import { newUlid } from './ids';
 import { takesIdempotencyKey, withoutSecrets, type RouteResult, type RouteSpec } from './route';
 
 export const IDEMPOTENCY_KEY = 'Idempotency-Key';

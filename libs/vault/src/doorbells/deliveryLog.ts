@@ -1,9 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import { monotonicFactory } from 'ulid';
+import { newUlid } from '@svc/readmodel';
 import type { ProjectedEntries } from './projectedEntries';
 import type { DeliveryStatus, DoorbellTables } from './schema';
-
-const ulid = monotonicFactory();
 
 /** The latest attempts shown with each delivery. */
 const ATTEMPTS_SHOWN = 20;
@@ -175,7 +173,7 @@ export class DeliveryLog {
         .insertInto(this.tables.name('doorbell_deliveries'))
         .values(
           ringing.map((e) => ({
-            id: `dlv_${ulid()}`,
+            id: `dlv_${newUlid()}`,
             doorbell_id: doorbellId,
             agent_id: agentId,
             seq: Number(e.seq),

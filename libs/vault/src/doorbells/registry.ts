@@ -1,11 +1,9 @@
 import { sql, type Kysely } from 'kysely';
-import { monotonicFactory } from 'ulid';
-import { liftTimeouts } from '@svc/readmodel';
+import { liftTimeouts, newUlid } from '@svc/readmodel';
 import { heldFanOutPosition } from './fanOut';
 import { TIMESTAMPED_SIGNING, type DoorbellTables } from './schema';
 import type { DoorbellSeals } from './seals';
 
-const ulid = monotonicFactory();
 
 /** Plaintext URLs sealed per transaction when init finds doorbells registered before URLs were sealed. */
 const URL_SEAL_BATCH = 500;
@@ -121,7 +119,7 @@ export class DoorbellRegistry {
         .where('agent_id', '=', input.agentId)
         .executeTakeFirst();
       if (Number(held?.n ?? 0) >= input.limit) return { ok: false as const, limit: input.limit };
-      const id = `door_${ulid()}`;
+      const id = `door_${newUlid()}`;
       const row = await trx
         .insertInto(tables.name('doorbells'))
         .values({

@@ -17,5 +17,5 @@ function pooledRandom(): number {
   return pool[used++]! / 256;
 }
 
-/** A ULID, monotonic within this process: what the API names the things a request creates with. */
+/** A ULID, monotonic within this process: what the service names the rows and things it creates with. */
 export const newUlid = monotonicFactory(pooledRandom);
