@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { ChainOutbox, type NewOutboxRow } from '@svc/vault';
+import { countPgSends } from '../../scripts/bench/pgSends';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
 
 jest.setTimeout(30_000);
@@ -48,6 +49,35 @@ describe('the on-chain outbox: every state move, against PostgreSQL', () => {
     expect(await outbox.markDone(r.id, { seq: 8, hash: 'x' })).toBe(false);
     expect(await outbox.markFailed(r.id, { code: 'tx_failed', message: 'late' })).toBe(false);
     expect(await outbox.get(r.id)).toMatchObject({ state: 'done', signature: 's1', receipt: { seq: 7, hash: 'h' }, error: null });
+  });
+
+  it('closes the rows of one transaction in one UPDATE, each told whether it moved', async () => {
+    const [a, b, c] = [row(), row(), row()];
+    for (const [r, signature] of [[a, 'ja'], [b, 'jb'], [c, 'jc']] as const) {
+      await outbox.reserve(r);
+      await outbox.markSigned(r.id, r.attemptId, signed(signature));
+    }
+    expect(await outbox.markDone(c.id, { seq: 1, hash: 'before' })).toBe(true);
+    const sends = countPgSends();
+    const moved = await database.db.transaction().execute((trx) =>
+      Promise.all([outbox.markDoneIn(trx, a.id, { seq: 2, hash: 'ha' }), outbox.markDoneIn(trx, b.id, { seq: 3, hash: 'hb' }), outbox.markDoneIn(trx, c.id, { seq: 4, hash: 'hc' })]),
+    );
+    expect(moved).toEqual([true, true, false]);
+    expect(sends().statements.filter(({ text }) => /^\s*update/i.test(text))).toEqual([expect.objectContaining({ count: 1 })]);
+    expect(await outbox.get(a.id)).toMatchObject({ state: 'done', receipt: { seq: 2, hash: 'ha' } });
+    expect(await outbox.get(b.id)).toMatchObject({ state: 'done', receipt: { seq: 3, hash: 'hb' } });
+    expect(await outbox.get(c.id)).toMatchObject({ state: 'done', receipt: { seq: 1, hash: 'before' } });
+    // Rolled back with its transaction.
+    const d = row();
+    await outbox.reserve(d);
+    await outbox.markSigned(d.id, d.attemptId, signed('jd'));
+    await expect(
+      database.db.transaction().execute(async (trx) => {
+        expect(await outbox.markDoneIn(trx, d.id, { seq: 5, hash: 'hd' })).toBe(true);
+        throw new Error('the append failed');
+      }),
+    ).rejects.toThrow('the append failed');
+    expect(await outbox.get(d.id)).toMatchObject({ state: 'sent', receipt: null });
   });
 
   it('a handout becomes sent once, with the signature it came back with; an unsent one is released', async () => {

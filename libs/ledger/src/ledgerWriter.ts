@@ -277,9 +277,12 @@ export class LedgerWriter<S, C, R = unknown> {
       alongside.length === 0 || !this.appendsInTransaction
         ? state
         : {
+            // Together: works that write one table can join in one statement (see ChainOutbox.markDoneIn). Each ends
+            // before the transaction does, whichever fails.
             alongside: async (trx: Kysely<any>) => {
-              await state.alongside?.(trx);
-              for (const work of alongside) await work(trx);
+              const works = await Promise.allSettled([state.alongside?.(trx), ...alongside.map((work) => work(trx))]);
+              const failed = works.find((work) => work.status === 'rejected');
+              if (failed) throw failed.reason;
             },
           };
     for (let attempt = 0; ; attempt++) {

@@ -78,6 +78,8 @@ export interface SignedSend {
   leaseMs: number;
 }
 
+type ClosingRows = Map<string, { receipt: { seq: number; hash: string }; answer: { resolve(done: boolean): void; reject(error: unknown): void } }>;
+
 export type Reservation = { ok: true } | { ok: false; conflict: 'idempotency' | 'hold'; holder: OutboxRow };
 
 /**
@@ -87,6 +89,9 @@ export type Reservation = { ok: true } | { ok: false; conflict: 'idempotency' | 
  * longer land is marked failed, and nothing is ever signed twice for one row.
  */
 export class ChainOutbox {
+  /** markDoneIn's rows not yet written, by the transaction they are for. */
+  private readonly closing = new WeakMap<Kysely<any>, ClosingRows>();
+
   constructor(
     private readonly database: SqlDatabase,
     private readonly schema = 'vault',
@@ -267,15 +272,36 @@ export class ChainOutbox {
     return this.moved(id, null, ['sent', 'rejected'], { state: 'done', receipt: receipt ? JSON.stringify(receipt) : null, error: null });
   }
 
-  /** On the ledger, written in the transaction that appends its record (`trx`): the row and the record commit together. */
-  async markDoneIn(trx: Kysely<any>, id: string, receipt: { seq: number; hash: string }): Promise<boolean> {
-    const moved = await trx
-      .updateTable(this.table)
-      .set({ state: 'done', receipt: JSON.stringify(receipt), error: null, updated_at: sql`now()` })
-      .where('id', '=', id)
-      .where('state', 'in', ['sent', 'rejected'])
-      .executeTakeFirst();
-    return Number(moved.numUpdatedRows) === 1;
+  /**
+   * On the ledger, written in the transaction that appends its record (`trx`): the row and the record commit together.
+   * The calls made on one transaction before it next yields are joined into one UPDATE: the ledger writer runs a
+   * batch's works together, and each of its records closes a row.
+   */
+  markDoneIn(trx: Kysely<any>, id: string, receipt: { seq: number; hash: string }): Promise<boolean> {
+    let joined = this.closing.get(trx);
+    if (!joined) {
+      const rows: ClosingRows = new Map();
+      joined = rows;
+      this.closing.set(trx, rows);
+      queueMicrotask(() => {
+        this.closing.delete(trx);
+        this.closeAll(trx, rows).catch((error: unknown) => rows.forEach(({ answer }) => answer.reject(error)));
+      });
+    }
+    if (joined.has(id)) return Promise.resolve(false);
+    return new Promise<boolean>((resolve, reject) => joined.set(id, { receipt, answer: { resolve, reject } }));
+  }
+
+  private async closeAll(trx: Kysely<any>, rows: ClosingRows): Promise<void> {
+    const ids = [...rows.keys()];
+    const receipts = [...rows.values()].map(({ receipt }) => JSON.stringify(receipt));
+    const { rows: moved } = await sql<{ id: string }>`
+      update ${sql.table(this.table)} o set state = 'done', receipt = v.receipt::jsonb, error = null, updated_at = now()
+      from unnest(${ids}::text[], ${receipts}::text[]) as v(id, receipt)
+      where o.id = v.id and o.state in ('sent', 'rejected')
+      returning o.id`.execute(trx);
+    const done = new Set(moved.map((row) => row.id));
+    rows.forEach(({ answer }, id) => answer.resolve(done.has(id)));
   }
 
   /** Confirmed, but the ledger refused the record: kept for an operator, never retried. */
