@@ -1,4 +1,4 @@
-import { ledgerModel, type LedgerCommand, type LedgerState } from '@svc/domain';
+import { ledgerModel, type DecisionSeen, type LedgerCommand, type LedgerState } from '@svc/domain';
 import {
   Attestor,
   LEDGER_STREAM,
@@ -8,13 +8,14 @@ import {
   checkStoredEntry,
   GENESIS_HASH,
   inMemoryState,
+  tieredState,
   type EventStore,
 } from '@svc/ledger';
 import { sql } from 'kysely';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
-import { countingStore as counting } from '../support/eventStore';
-import { registerCitizenCommand as register } from '../support/ledgerModel';
+import { countingStore as counting, gatedStore } from '../support/eventStore';
+import { executeInOrder, postCommand as post, registerCitizenCommand as register, voteCommand as vote } from '../support/ledgerModel';
 
 async function verifyStoredChain(store: EventStore): Promise<number> {
   const all = await store.readForward(LEDGER_STREAM, 0, 100_000);
@@ -83,6 +84,94 @@ describe('the ledger writer', () => {
     await expect(failing).rejects.toThrow('the side write failed');
     expect(await verifyStoredChain(store)).toBe(4);
     expect((await sql<{ tag: string }>`select tag from side order by tag`.execute(database.db)).rows.map((r) => r.tag)).toEqual(['a', 'b', 'c', 'refused']);
+  });
+
+  describe('a command that appends nothing, while a batch appends', () => {
+    async function gatedWriter(): Promise<{ gated: ReturnType<typeof gatedStore>; writer: LedgerWriter<LedgerState, LedgerCommand, DecisionSeen> }> {
+      const gated = gatedStore((await open()).store);
+      const writer = new LedgerWriter(gated, ledgerModel);
+      await writer.start();
+      return { gated, writer };
+    }
+
+    it('is answered without waiting for the append', async () => {
+      const { gated, writer } = await gatedWriter();
+      await executeInOrder(writer, [register('a'), register('b'), post('a', 'p'), vote('b', 'p', 1)]);
+      const append = gated.holdNextAppend('before');
+      const batch = writer.execute(register('x'));
+      await append.reached;
+      expect(await writer.executeAtHead(vote('b', 'p', 1))).toEqual({ ok: true, entries: [], seen: { actorHandle: 'hb' } });
+      append.release();
+      expect(await batch).toMatchObject({ ok: true, entries: [{ seq: 4 }] });
+    });
+
+    it('is answered while the writer loads what a batch needs from the tier', async () => {
+      const { store } = await open();
+      const tier = store.stateTier(LEDGER_STREAM);
+      let hold: { reach(): void; opened: Promise<void> } | undefined;
+      const gatedTier = Object.create(tier) as typeof tier;
+      gatedTier.load = async (keys) => {
+        const held = hold;
+        hold = undefined;
+        if (held) {
+          held.reach();
+          await held.opened;
+        }
+        return tier.load(keys);
+      };
+      const writer = new LedgerWriter<LedgerState, LedgerCommand, DecisionSeen>(store, ledgerModel, {
+        state: tieredState({ tier: gatedTier, hotKeys: 3, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) }),
+      });
+      await writer.start();
+      await executeInOrder(writer, [register('a'), register('b'), post('a', 'p'), vote('b', 'p', 1)]);
+      let release!: () => void;
+      const reached = new Promise<void>((reach) => (hold = { reach, opened: new Promise<void>((open) => (release = open)) }));
+      // A handle nobody has used is not in memory: the batch waits for the tier.
+      const batch = writer.execute(register('x'));
+      await reached;
+      expect(await writer.executeAtHead(vote('b', 'p', 1))).toEqual({ ok: true, entries: [], seen: { actorHandle: 'hb' } });
+      release();
+      expect(await batch).toMatchObject({ ok: true, entries: [{ seq: 4 }] });
+    });
+
+    it('waits for the append when it reads what the batch writes', async () => {
+      const { gated, writer } = await gatedWriter();
+      await executeInOrder(writer, [register('a'), register('b'), register('c'), post('a', 'p'), post('a', 'q'), vote('c', 'q', 1)]);
+      const append = gated.holdNextAppend('before');
+      const batch = writer.execute(vote('b', 'p', 1));
+      await append.reached;
+      let answered = false;
+      const repeat = writer.executeAtHead(vote('b', 'p', 1)).then((outcome) => {
+        answered = true;
+        return outcome;
+      });
+      // Answered aside, after the same head read as `repeat` would have been, or a later one.
+      expect(await writer.executeAtHead(vote('c', 'q', 1))).toEqual({ ok: true, entries: [], seen: { actorHandle: 'hc' } });
+      await new Promise(setImmediate);
+      expect(answered).toBe(false);
+      append.release();
+      expect(await batch).toMatchObject({ ok: true, entries: [{ seq: 6 }] });
+      expect(await repeat).toEqual({ ok: true, entries: [], seen: { actorHandle: 'hb' } });
+    });
+
+    it('is decided at the true head when another writer appended as many entries as the batch', async () => {
+      const { gated, writer: one } = await gatedWriter();
+      const two = new LedgerWriter<LedgerState, LedgerCommand>((await open()).store, ledgerModel);
+      await two.start();
+      await executeInOrder(one, [register('a'), register('b'), post('a', 'p'), vote('b', 'p', 1)]);
+      await two.sync();
+      const append = gated.holdNextAppend('before');
+      const batch = one.execute(register('x'));
+      await append.reached;
+      expect(await two.execute(vote('b', 'p', -1))).toMatchObject({ ok: true, entries: [{ seq: 4 }] });
+      // The store holds seq 4, where the batch held back would bring the head, but the entry is the other writer's.
+      const read = gated.nextHeadRead();
+      const answer = one.executeAtHead(vote('b', 'p', 1));
+      expect(await read).toBe(4);
+      append.release();
+      expect(await answer).toMatchObject({ ok: true, entries: [{ data: { previous: -1, value: 1 } }], seen: { actorHandle: 'hb' } });
+      expect(await batch).toMatchObject({ ok: true, entries: [{ seq: 5 }] });
+    });
   });
 
   it('refuses one command of a batch without touching the others', async () => {

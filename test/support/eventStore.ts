@@ -17,3 +17,47 @@ export function countingStore(store: EventStore): CountingStore {
   };
   return counted;
 }
+
+export type GatedStore = EventStore & {
+  /** Holds the next append until released, before it reaches the store or after it has committed there. */
+  holdNextAppend(when: 'before' | 'after'): { reached: Promise<void>; release(): void };
+  /** The stored head the next `headRevision` call answers, once it has. */
+  nextHeadRead(): Promise<number>;
+};
+
+/** `store`, whose appends a test can hold at a point of its choosing, and whose head reads it can wait on. */
+export function gatedStore(store: EventStore): GatedStore {
+  const gated = Object.create(store) as GatedStore;
+  let gate: { when: 'before' | 'after'; reach(): void; opened: Promise<void> } | undefined;
+  let headReads: Array<(head: number) => void> = [];
+  gated.holdNextAppend = (when) => {
+    let reach!: () => void;
+    let release!: () => void;
+    const reached = new Promise<void>((resolve) => (reach = resolve));
+    gate = { when, reach, opened: new Promise<void>((resolve) => (release = resolve)) };
+    return { reached, release };
+  };
+  gated.nextHeadRead = () => new Promise<number>((resolve) => headReads.push(resolve));
+  gated.append = async (...args) => {
+    const held = gate;
+    gate = undefined;
+    if (held?.when === 'before') {
+      held.reach();
+      await held.opened;
+    }
+    const result = await store.append(...args);
+    if (held?.when === 'after') {
+      held.reach();
+      await held.opened;
+    }
+    return result;
+  };
+  gated.headRevision = async (stream) => {
+    const head = await store.headRevision(stream);
+    const waiting = headReads;
+    headReads = [];
+    for (const resolve of waiting) resolve(head);
+    return head;
+  };
+  return gated;
+}

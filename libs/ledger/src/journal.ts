@@ -18,6 +18,8 @@ export class Journal {
    * over a batch finds most of the keys it needs; a pass that noted any is rolled back and run again.
    */
   private probe: ColdRead[] | null = null;
+  /** While set, every key read is noted here (`tracking`). */
+  private reads: Array<[JournaledMap<any, any>, unknown]> | null = null;
 
   /** Runs `work` noting cold reads instead of throwing; returns them (none: every read was of memory). */
   probing<T>(work: () => T): { result: T; cold: ColdRead[] } {
@@ -29,6 +31,28 @@ export class Journal {
     } finally {
       this.probe = outer;
     }
+  }
+
+  /** Runs `work` noting every key it reads, for `wroteAny`. */
+  tracking<T>(work: () => T): { result: T; read: ReadKeys } {
+    const outer = this.reads;
+    const read: Array<[JournaledMap<any, any>, unknown]> = [];
+    this.reads = read;
+    try {
+      return { result: work(), read };
+    } finally {
+      this.reads = outer;
+    }
+  }
+
+  /** @internal by JournaledMap: a read of a key, in memory or not. */
+  noteRead(map: JournaledMap<any, any>, key: unknown): void {
+    this.reads?.push([map, key]);
+  }
+
+  /** Whether the open batch wrote any of these keys. */
+  wroteAny(read: ReadKeys): boolean {
+    return read.some(([map, key]) => this.written.get(map)?.has(key) === true);
   }
 
   /** @internal by JournaledMap: a read of a key not in memory. */
@@ -133,6 +157,9 @@ export interface StateWrite {
   value: unknown;
 }
 
+/** Keys a piece of work read (`tracking`). */
+export type ReadKeys = ReadonlyArray<readonly [JournaledMap<any, any>, unknown]>;
+
 export interface ColdRead {
   map: string;
   key: string;
@@ -166,6 +193,7 @@ export class JournaledMap<K, V> {
   }
 
   get(key: K): V | undefined {
+    this.journal.noteRead(this, key);
     const value = this.map.get(key);
     if (value === undefined) {
       if (this.journal.tiered) this.journal.missed(this.name, key);

@@ -64,6 +64,13 @@ export class LedgerWriter<S, C, R = unknown> {
   private readonly now: () => number;
   /** The stored head, read apart from the writer's turns: one read serves every command asking at once. */
   private readonly storedHead: HeadReader;
+  /**
+   * Whether the state may be read aside (answerAside): between turns, and while a turn only waits on work that leaves
+   * it as committed, give or take the open batch's journaled writes. Not while a turn has it half-way anywhere else.
+   */
+  private readable = true;
+  /** While a turn does nothing but wait for its batch's append: where that append brings the head, and whether it did. */
+  private appending?: { seq: number; landed: Promise<boolean> };
 
   constructor(
     private readonly store: EventStore,
@@ -92,14 +99,14 @@ export class LedgerWriter<S, C, R = unknown> {
       // trim first, so that what this read loads stays for its next run.
       await this.turn(async () => {
         this.decisions.trim();
-        await this.decisions.load(cold);
+        await this.whileReadable(() => this.decisions.load(cold));
       });
     }
   }
 
   /** Brings the decision state to the stored head, reading as little of the ledger as its kind allows. */
   start(): Promise<void> {
-    return this.decisions.start();
+    return this.turn(() => this.decisions.start());
   }
 
   /** Brings decision state up to the stored head (e.g. after another process appended). */
@@ -108,9 +115,27 @@ export class LedgerWriter<S, C, R = unknown> {
   }
 
   private turn<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.exclusive.then(work, work);
+    const inTurn = async () => {
+      this.readable = false;
+      try {
+        return await work();
+      } finally {
+        this.readable = true;
+      }
+    };
+    const run = this.exclusive.then(inTurn, inTurn);
     this.exclusive = run.catch(() => undefined);
     return run;
+  }
+
+  /** Waits on `work`, which only fills memory with committed values or appends the open batch, with the state readable aside meanwhile. */
+  private async whileReadable<T>(work: () => Promise<T>): Promise<T> {
+    this.readable = true;
+    try {
+      return await work();
+    } finally {
+      this.readable = false;
+    }
   }
 
   execute(command: C): Promise<CommandOutcome> {
@@ -126,6 +151,8 @@ export class LedgerWriter<S, C, R = unknown> {
    * command decided once more.
    */
   async executeAtHead(command: C, alongside?: Alongside): Promise<HeadOutcome<R>> {
+    const aside = await this.answerAside(command);
+    if (aside) return aside;
     const pending = this.push(command, true, alongside);
     const outcome = (await pending.outcome) as HeadOutcome<R>;
     if (outcome.ok ? outcome.entries.length > 0 : !OVERTURNABLE.has(outcome.rejection.code)) return outcome;
@@ -133,6 +160,38 @@ export class LedgerWriter<S, C, R = unknown> {
     if (pending.decidedAfter !== undefined && (await this.storedHead.head()) === pending.decidedAfter) return outcome;
     await this.sync();
     return this.enqueue(command, true, alongside);
+  }
+
+  /**
+   * The answer to a command that appends nothing, without waiting for the writer's turn: decided at once against the
+   * state as it is, between turns or while a turn waits on the store (`readable`). That state may hold a batch's
+   * uncommitted writes, so the answer is taken only if the command read none of them: it is then the answer at the
+   * committed head too, and at the head the batch brings. It stands as a turn's answer would (see executeAtHead): a
+   * final refusal at once, anything else if the stored head, read after, is one of those two. Otherwise undefined,
+   * and the command queues for its turn as any other.
+   */
+  private async answerAside(command: C): Promise<HeadOutcome<R> | undefined> {
+    if (!this.readable) return undefined;
+    const appending = this.appending;
+    const { state, head } = this.decisions;
+    // The head moves on with the next commit: what the answer was decided at is its seq now.
+    const decidedAt = head.seq;
+    const journal = this.model.journal(state);
+    const { result, read } = journal.tracking(() =>
+      journal.probing((): HeadOutcome<R> | undefined => {
+        const decision = this.model.decide(command, state, Math.max(this.now(), head.at));
+        if (!decision.ok) return decision;
+        return decision.events.length === 0 ? { ok: true, entries: [], seen: this.model.seen(command, state) } : undefined;
+      }),
+    );
+    const { result: answer, cold } = result;
+    if (!answer || cold.length > 0 || (appending && journal.wroteAny(read))) return undefined;
+    if (!answer.ok && !OVERTURNABLE.has(answer.rejection.code)) return answer;
+    const stored = await this.storedHead.head();
+    if (stored === decidedAt) return answer;
+    // The batch's own entries, if its append landed: a store holding that many entries otherwise is another writer's.
+    if (appending && stored === appending.seq && (await appending.landed)) return answer;
+    return undefined;
   }
 
   /** Whether work can commit with an append (`alongside`): a store with transactions of its own. */
@@ -191,9 +250,13 @@ export class LedgerWriter<S, C, R = unknown> {
         const outcome = outcomes[i]!;
         return pending.alongside && outcome.ok && outcome.entries.length > 0 ? [(trx: Kysely<any>) => pending.alongside!(trx, outcome.entries)] : [];
       });
+      let landed!: (ok: boolean) => void;
+      this.appending = { seq: head.seq, landed: new Promise<boolean>((resolve) => (landed = resolve)) };
       try {
-        await this.appendWithRetry(entries, encoded, head, alongside);
+        await this.whileReadable(() => this.appendWithRetry(entries, encoded, head, alongside));
       } catch (error) {
+        this.appending = undefined;
+        landed(false);
         journal.rollback();
         if (error instanceof WrongExpectedRevisionError && attempt < MAX_CONFLICT_RETRIES) {
           await backoff(attempt);
@@ -208,8 +271,10 @@ export class LedgerWriter<S, C, R = unknown> {
         for (const pending of batch) pending.reject(error);
         return;
       }
+      this.appending = undefined;
       journal.commit();
       this.decisions.committed(head);
+      landed(true);
       this.options.onBatch?.(batch.length, entries.length);
       batch.forEach((pending, i) => pending.resolve(outcomes[i]!));
       return;
@@ -235,7 +300,7 @@ export class LedgerWriter<S, C, R = unknown> {
       }
       if (pass.cold.length === 0) return pass.result;
       journal.rollback();
-      await this.decisions.load(pass.cold);
+      await this.whileReadable(() => this.decisions.load(pass.cold));
     }
   }
 
