@@ -174,6 +174,39 @@ describe('the ledger writer', () => {
     });
   });
 
+  it('loads what a command queued behind an append will read cold while that append runs', async () => {
+    const { store } = await open();
+    const gated = gatedStore(store);
+    const tier = store.stateTier(LEDGER_STREAM);
+    const loads: string[][] = [];
+    let loaded!: () => void;
+    const handleLoaded = new Promise<void>((resolve) => (loaded = resolve));
+    const countingTier = Object.create(tier) as typeof tier;
+    countingTier.load = async (keys) => {
+      const found = await tier.load(keys);
+      loads.push(keys.map(({ map, key }) => `${map}:${key}`));
+      if (keys.some(({ key }) => key === 'hy')) loaded();
+      return found;
+    };
+    const writer = new LedgerWriter<LedgerState, LedgerCommand>(gated, ledgerModel, {
+      state: tieredState({ tier: countingTier, hotKeys: 3, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) }),
+    });
+    await writer.start();
+    await executeInOrder(writer, [register('a'), register('b')]);
+    const append = gated.holdNextAppend('before');
+    const first = writer.execute(register('x'));
+    await append.reached;
+    const second = writer.execute(register('y'));
+    // Loaded while the first batch's append is still held.
+    await handleLoaded;
+    const before = loads.length;
+    append.release();
+    expect(await first).toMatchObject({ ok: true, entries: [{ seq: 2 }] });
+    expect(await second).toMatchObject({ ok: true, entries: [{ seq: 3 }] });
+    // The second batch read nothing more.
+    expect(loads.slice(before)).toEqual([]);
+  });
+
   it('refuses one command of a batch without touching the others', async () => {
     const { store } = await open();
     const writer = new LedgerWriter<LedgerState, LedgerCommand>(store, ledgerModel);

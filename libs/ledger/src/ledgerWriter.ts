@@ -71,6 +71,10 @@ export class LedgerWriter<S, C, R = unknown> {
   private readable = true;
   /** While a turn does nothing but wait for its batch's append: where that append brings the head, and whether it did. */
   private appending?: { seq: number; landed: Promise<boolean> };
+  /** Keys the commands queued behind an append will read cold, gathered to be loaded in one read (readAhead). */
+  private ahead: ColdRead[] = [];
+  /** That read, while it runs: every turn waits for it first, so that nothing it fills lands after a catch-up. */
+  private loadingAhead?: Promise<void>;
 
   constructor(
     private readonly store: EventStore,
@@ -118,6 +122,8 @@ export class LedgerWriter<S, C, R = unknown> {
     const inTurn = async () => {
       this.readable = false;
       try {
+        const ahead = this.loadingAhead;
+        if (ahead) await this.whileReadable(() => ahead);
         return await work();
       } finally {
         this.readable = true;
@@ -211,8 +217,38 @@ export class LedgerWriter<S, C, R = unknown> {
       pending = { command, withSeen, alongside, resolve, reject };
     });
     this.queue.push(pending);
+    if (this.appending && this.readable) this.readAhead(command);
     if (!this.flushing) void this.flush();
     return Object.assign(pending, { outcome });
+  }
+
+  /**
+   * While a batch appends, loads what a command queued behind it will read and memory does not hold (a record's new
+   * signature never is), so that its own batch need not stop for the read. The commands queued in the meantime share
+   * one read. It fills only keys memory does not hold, with committed values, as a batch's own load would.
+   */
+  private readAhead(command: C): void {
+    const { state, head } = this.decisions;
+    const journal = this.model.journal(state);
+    let cold: ColdRead[];
+    try {
+      cold = journal.probing(() => this.model.decide(command, state, Math.max(this.now(), head.at))).cold;
+    } catch {
+      return;
+    }
+    if (cold.length === 0) return;
+    if (this.ahead.length === 0) {
+      queueMicrotask(() => {
+        const keys = this.ahead;
+        this.ahead = [];
+        const loading = (this.loadingAhead ?? Promise.resolve()).then(() => this.decisions.load(keys)).catch(() => undefined);
+        this.loadingAhead = loading;
+        void loading.then(() => {
+          if (this.loadingAhead === loading) this.loadingAhead = undefined;
+        });
+      });
+    }
+    this.ahead.push(...cold);
   }
 
   private async flush(): Promise<void> {
@@ -258,6 +294,7 @@ export class LedgerWriter<S, C, R = unknown> {
         this.appending = undefined;
         landed(false);
         journal.rollback();
+        await this.loadingAhead;
         if (error instanceof WrongExpectedRevisionError && attempt < MAX_CONFLICT_RETRIES) {
           await backoff(attempt);
           try {
