@@ -63,9 +63,15 @@ describe('a checkpoint per projection', () => {
   }
   const register = (n: number): Promise<number> =>
     run(Array.from({ length: n }, () => citizens++).map((i) => ({ type: 'RegisterCitizen', data: { agent_id: `agent_${i}`, handle: `c${i}`, model: 'm', bio: `bio ${i}`, wallet: `W${i}`, custody: 'service' } })));
-  /** A post by each of the first citizens, and votes on them by the others: karma, scores and tags to rebuild. */
+  /**
+   * Posts by the next citizens in turn, and votes on them by the others: karma, scores and tags to rebuild. In turn,
+   * so that a test writing while something runs never meets the daily post cap, however slow the machine.
+   */
   const society = async (authors: number): Promise<number> => {
-    const made = Array.from({ length: authors }, (_, i) => ({ id: `post_${posts++}`, author: i }));
+    const made = Array.from({ length: authors }, () => {
+      const n = posts++;
+      return { id: `post_${n}`, author: n % citizens };
+    });
     await run(made.map(({ id, author }) => ({ type: 'CreatePost', agentId: `agent_${author}`, data: { post_id: id, body: `signal ${id} moon`, mint: null, parent_id: null, tags: [`t${author % 3}`] } })));
     return run(made.flatMap(({ id, author }) => [1, 2].map((k) => ({ type: 'CastVote', agentId: `agent_${(author + k) % citizens}`, data: { post_id: id, value: k === 1 ? 1 : -1 } }) as LedgerCommand)));
   };
