@@ -14,7 +14,7 @@ import {
 import { sql } from 'kysely';
 import { openDatabase, type SqlDatabase } from '@svc/readmodel';
 import { freshDatabase, tempDir, type FreshDatabase } from '../support/env';
-import { countingStore as counting, gatedStore } from '../support/eventStore';
+import { countingStore as counting, gatedStore, gatedTier } from '../support/eventStore';
 import { executeInOrder, postCommand as post, registerCitizenCommand as register, voteCommand as vote } from '../support/ledgerModel';
 
 async function verifyStoredChain(store: EventStore): Promise<number> {
@@ -107,30 +107,18 @@ describe('the ledger writer', () => {
 
     it('is answered while the writer loads what a batch needs from the tier', async () => {
       const { store } = await open();
-      const tier = store.stateTier(LEDGER_STREAM);
-      let hold: { reach(): void; opened: Promise<void> } | undefined;
-      const gatedTier = Object.create(tier) as typeof tier;
-      gatedTier.load = async (keys) => {
-        const held = hold;
-        hold = undefined;
-        if (held) {
-          held.reach();
-          await held.opened;
-        }
-        return tier.load(keys);
-      };
+      const tier = gatedTier(store.stateTier(LEDGER_STREAM));
       const writer = new LedgerWriter<LedgerState, LedgerCommand, DecisionSeen>(store, ledgerModel, {
-        state: tieredState({ tier: gatedTier, hotKeys: 3, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) }),
+        state: tieredState({ tier, hotKeys: 3, lockStream: (trx) => store.lockStream(trx, LEDGER_STREAM) }),
       });
       await writer.start();
       await executeInOrder(writer, [register('a'), register('b'), post('a', 'p'), vote('b', 'p', 1)]);
-      let release!: () => void;
-      const reached = new Promise<void>((reach) => (hold = { reach, opened: new Promise<void>((open) => (release = open)) }));
+      const load = tier.holdNextLoad();
       // A handle nobody has used is not in memory: the batch waits for the tier.
       const batch = writer.execute(register('x'));
-      await reached;
+      await load.reached;
       expect(await writer.executeAtHead(vote('b', 'p', 1))).toEqual({ ok: true, entries: [], seen: { actorHandle: 'hb' } });
-      release();
+      load.release();
       expect(await batch).toMatchObject({ ok: true, entries: [{ seq: 4 }] });
     });
 

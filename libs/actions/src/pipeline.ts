@@ -26,7 +26,6 @@ import type { ActionOutcome, ActionRequest, BuiltTransaction } from './request';
 import { ACTION_LEASE_MS, Settlement, UNSIGNED_CHECK_MS, type PipelineDeps } from './settlement';
 import { Submissions } from './submit';
 
-
 /**
  * Slots before the one read at hand-out that the search for a handed-out transaction still covers: RPC
  * nodes behind one URL may disagree a little about the current slot, and a missed one could be done twice.
