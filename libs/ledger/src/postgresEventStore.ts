@@ -112,6 +112,8 @@ export class PostgresEventStore implements EventStore {
   constructor(
     private readonly database: SqlDatabase,
     private readonly schema = 'es',
+    /** How long a subscriber waits without a wake before it reads anyway. */
+    private readonly fallbackPollMs = FALLBACK_POLL_MS,
   ) {
     this.kind = database.kind === 'pg' ? 'postgres' : 'pglite';
     this.local.setMaxListeners(0);
@@ -208,23 +210,22 @@ export class PostgresEventStore implements EventStore {
     await this.ensureListening();
     let next = from;
     while (!signal.aborted) {
-      // Register before reading, so an append between the read and the wait still wakes us.
+      // Registered from before the read until the wait, so an append while the consumer takes the batch still wakes us.
       let woken = false;
       const onAppend = () => (woken = true);
       this.local.on(stream, onAppend);
-      let batch: StoredEvent[];
       try {
-        batch = await this.readForward(stream, next, 500);
+        const batch = await this.readForward(stream, next, 500);
+        for (const event of batch) {
+          if (signal.aborted) return;
+          yield event;
+          next = event.revision + 1;
+        }
+        if (batch.length === 500 || woken) continue;
       } finally {
         this.local.off(stream, onAppend);
       }
-      for (const event of batch) {
-        if (signal.aborted) return;
-        yield event;
-        next = event.revision + 1;
-      }
-      if (batch.length === 500 || woken) continue;
-      await waitForWake(FALLBACK_POLL_MS, signal, (wake) => {
+      await waitForWake(this.fallbackPollMs, signal, (wake) => {
         this.local.once(stream, wake);
         return () => this.local.off(stream, wake);
       });
