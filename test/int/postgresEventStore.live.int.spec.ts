@@ -47,6 +47,56 @@ describe('PostgreSQL event store: live subscribers', () => {
     return taken;
   }
 
+  it('hands its own appends to a subscriber without reading them back, exactly as stored', async () => {
+    const s = stream();
+    const reads: number[] = [];
+    const readForward = mine.readForward.bind(mine);
+    const spy = jest.spyOn(mine, 'readForward').mockImplementation((of, from, max) => {
+      if (of === s) reads.push(from);
+      return readForward(of, from, max);
+    });
+    try {
+      // Upper-case ids come back as PostgreSQL stores them.
+      const first = events(2, 'first').map((e) => ({ ...e, id: e.id.toUpperCase() }));
+      await mine.append(s, first, 'no_stream');
+      const taken = follow(s, 5, async (event) => {
+        if (event.revision === 1) await mine.append(s, events(3, 'live'), 1);
+      });
+      const got = await taken;
+      expect(reads).toEqual([]);
+      expect(got).toEqual(await theirs.readForward(s, 0, 10));
+      expect(got[0]!.id).toBe(first[0]!.id.toLowerCase());
+    } finally {
+      spy.mockRestore();
+    }
+  }, 20_000);
+
+  it('gives the same events as the table when another process appends between its own', async () => {
+    const s = stream();
+    const order: Array<[PostgresEventStore, number]> = [
+      [mine, 2],
+      [theirs, 1],
+      [mine, 3],
+      [mine, 1],
+      [theirs, 2],
+      [mine, 2],
+    ];
+    const total = order.reduce((sum, [, n]) => sum + n, 0);
+    let head = -1;
+    const taken = follow(s, total, async (event) => {
+      // Each append after the subscriber has taken the one before: the next comes live, whoever wrote it.
+      while (head === event.revision && order.length > 0) {
+        const [store, n] = order.shift()!;
+        head = (await store.append(s, events(n, store === mine ? 'mine' : 'theirs'), head === -1 ? 'no_stream' : head)).nextRevision;
+      }
+    });
+    const [store, n] = order.shift()!;
+    head = (await store.append(s, events(n, 'mine'), 'no_stream')).nextRevision;
+    const got = await taken;
+    expect(got.map((e) => e.revision)).toEqual(Array.from({ length: total }, (_, i) => i));
+    expect(got).toEqual(await theirs.readForward(s, 0, 100));
+  }, 20_000);
+
   it('wakes for an append made while its consumer still holds the last event it was given', async () => {
     // A third process whose notifications the test hears after the store has: an append's wake, from it or from
     // the other process, then surely comes while the consumer holds the event.

@@ -17,6 +17,8 @@ import type { ScanSource } from './chainScanThread';
 const CHANNEL = 'es_appended';
 /** A lost notification (reconnect, other process) costs at most this much latency. */
 const FALLBACK_POLL_MS = 1000;
+/** How many of the events this process appended last are kept, so that its own subscribers need not read them back. */
+const RECENT_EVENTS = 1000;
 
 const migrations: Migration[] = [
   {
@@ -107,6 +109,7 @@ const migrations: Migration[] = [
 export class PostgresEventStore implements EventStore {
   readonly kind: string;
   private readonly local = new EventEmitter();
+  private readonly recent = new Map<string, RecentEvents>();
   private unlisten?: Promise<() => Promise<void>>;
 
   constructor(
@@ -156,7 +159,12 @@ export class PostgresEventStore implements EventStore {
       await options.alongside?.(trx);
       return { nextRevision: head + events.length, duplicate: false };
     });
-    if (!result.duplicate && events.length > 0) this.local.emit(stream);
+    if (!result.duplicate && events.length > 0) {
+      let recent = this.recent.get(stream);
+      if (!recent) this.recent.set(stream, (recent = new RecentEvents(stream)));
+      recent.add(result.nextRevision - events.length + 1, events);
+      this.local.emit(stream);
+    }
     return result;
   }
 
@@ -215,7 +223,7 @@ export class PostgresEventStore implements EventStore {
       const onAppend = () => (woken = true);
       this.local.on(stream, onAppend);
       try {
-        const batch = await this.readForward(stream, next, 500);
+        const batch = this.recent.get(stream)?.from(next, 500) ?? (await this.readForward(stream, next, 500));
         for (const event of batch) {
           if (signal.aborted) return;
           yield event;
@@ -243,5 +251,36 @@ export class PostgresEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.unlisten) await (await this.unlisten)();
     this.unlisten = undefined;
+  }
+}
+
+/**
+ * The last run of events this process appended to a stream, once committed. A revision is stored once, so a
+ * subscriber in this process takes them from here as they are stored; anything else is read from the table.
+ */
+class RecentEvents {
+  private events: StoredEvent[] = [];
+  /** The revision of `events[0]`. */
+  private first = 0;
+
+  constructor(private readonly stream: string) {}
+
+  add(from: number, appended: NewEvent[]): void {
+    // Another writer's events lie between: the run starts again here.
+    if (from !== this.first + this.events.length) {
+      this.events = [];
+      this.first = from;
+    }
+    appended.forEach((event, i) => this.events.push({ id: event.id.toLowerCase(), stream: this.stream, revision: from + i, type: event.type, data: event.data }));
+    if (this.events.length > 2 * RECENT_EVENTS) {
+      this.first += this.events.length - RECENT_EVENTS;
+      this.events = this.events.slice(-RECENT_EVENTS);
+    }
+  }
+
+  /** The events from revision `from` on, at most `max`, if the run holds it. */
+  from(from: number, max: number): StoredEvent[] | undefined {
+    const at = from - this.first;
+    return at >= 0 && at < this.events.length ? this.events.slice(at, at + max) : undefined;
   }
 }
