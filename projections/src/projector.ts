@@ -40,6 +40,8 @@ export class Projector {
   private following = -1;
   private readonly inLane = new Set<string>();
   private readonly lanes = new Set<Promise<void>>();
+  /** The trail of the live follow under way, if its projections are split. */
+  private trail?: Trail;
   readonly schema: string;
 
   constructor(private readonly options: ProjectorOptions) {
@@ -163,17 +165,26 @@ export class Projector {
 
   /**
    * Follows the ledger live, from the projections furthest ahead, until the signal aborts; any projection behind
-   * them catches up in a lane of its own meanwhile, and joins the live batches once it reaches them.
+   * them catches up in a lane of its own meanwhile, and joins the live batches once it reaches them. The leading
+   * projections apply each batch as it comes; the others follow the same batches in a trail of their own, so a
+   * live entry never waits for the read models of the batch before it.
    */
   async run(signal: AbortSignal): Promise<void> {
     const size = this.options.batchSize ?? 500;
+    const leading = this.options.leading ?? [];
+    const [first, rest] = partition(this.options.projections, (p) => leading.includes(p.name));
+    const live = first.length > 0 ? first : rest;
+    const trailing = first.length > 0 ? rest : [];
     while (!signal.aborted) {
+      this.following = Math.max(...this.positions.values(), -1);
+      const trail = trailing.length > 0 ? new Trail(this, trailing, this.following + 1, size, signal, () => this.startLanes(signal)) : undefined;
+      this.trail = trail;
       try {
-        this.following = Math.max(...this.positions.values(), -1);
         this.startLanes(signal);
         for await (const batch of batches(this.options.store.subscribe(LEDGER_STREAM, this.following + 1, signal), size)) {
-          await this.applyLive(batch);
+          await this.applyLive(batch, live);
           this.following = batch[batch.length - 1]!.revision;
+          await trail?.push(batch);
           this.startLanes(signal);
         }
       } catch (error) {
@@ -182,27 +193,25 @@ export class Projector {
           this.options.log?.error({ err: error, checkpoint: this.position }, 'projector batch failed; retrying');
           await pause(RETRY_MS, signal);
         }
+        await trail?.stop();
         await this.reload().catch(() => undefined);
+      } finally {
+        await trail?.stop();
+        this.trail = undefined;
       }
     }
     await Promise.allSettled(this.lanes);
   }
 
   /**
-   * A live batch that fails for all together is applied by each projection alone, so that one projection that
-   * keeps failing falls behind by itself (and retries in a lane) while the others go on. If none can apply it
-   * (the database is away, most likely), the batch is retried whole.
+   * A live batch that fails for all of `among` together is applied by each projection alone, so that one
+   * projection that keeps failing falls behind by itself (and retries in a lane) while the others go on. If none
+   * can apply it (the database is away, most likely), the failure is thrown.
    */
-  private async applyLive(batch: StoredEvent[]): Promise<void> {
+  async applyLive(batch: StoredEvent[], among: readonly Projection[]): Promise<void> {
     let failure: unknown;
     try {
-      const leading = this.options.leading ?? [];
-      if (leading.length === 0) await this.applyBatch(batch);
-      else {
-        const [first, rest] = partition(this.options.projections, (p) => leading.includes(p.name));
-        await this.applyBatch(batch, first);
-        await this.applyBatch(batch, rest);
-      }
+      await this.applyBatch(batch, among);
       return;
     } catch (error) {
       if (error instanceof CheckpointMovedError) throw error;
@@ -210,7 +219,7 @@ export class Projector {
     }
     let applied = 0;
     const failed: Array<{ projection: Projection; error: unknown }> = [];
-    for (const projection of this.options.projections) {
+    for (const projection of among) {
       try {
         if ((await this.applyBatch(batch, [projection])).length > 0) applied += 1;
       } catch (error) {
@@ -224,12 +233,18 @@ export class Projector {
     }
   }
 
+  /** Reloads the checkpoints after a trail's batch failed for every one of its projections, or one was moved back. */
+  async recover(error: unknown): Promise<void> {
+    if (!(error instanceof CheckpointMovedError)) this.options.log?.error({ err: error, checkpoint: this.position }, 'trailing read models failed a batch; they catch up in a lane');
+    await this.reload().catch(() => undefined);
+  }
+
   /** Starts one lane for each position at which projections are behind the live batches, unless they are in one. */
   private startLanes(signal: AbortSignal): void {
     const behind = new Map<number, Projection[]>();
     for (const projection of this.options.projections) {
       const at = this.positionOf(projection);
-      if (at >= this.following || this.inLane.has(projection.name)) continue;
+      if (at >= this.following || this.inLane.has(projection.name) || this.trail?.carries(projection, at)) continue;
       behind.set(at, [...(behind.get(at) ?? []), projection]);
     }
     for (const members of behind.values()) {
@@ -307,6 +322,87 @@ export async function* batches<T>(source: AsyncIterable<T>, max: number): AsyncI
     }
   } finally {
     await iterator.return?.();
+  }
+}
+
+/** Queued live events past which the leading projections wait for the trail: it stays within a few batches. */
+const TRAIL_BATCHES = 4;
+
+/**
+ * The projections that follow the live batches behind the leading ones. Batches queue here as the leading
+ * projections apply them, and are applied in order, those queued meanwhile joined into one transaction of up to
+ * the batch size. A batch that none of them can apply is dropped: they fall behind it, and lanes catch them up.
+ */
+class Trail {
+  private readonly queue: StoredEvent[][] = [];
+  private queued = 0;
+  private running = false;
+  private working?: Promise<void>;
+  private drained?: () => void;
+
+  constructor(
+    private readonly projector: Projector,
+    private readonly members: readonly Projection[],
+    /** The first seq of the batch being applied, or of the next to come. */
+    private next: number,
+    private readonly size: number,
+    private readonly signal: AbortSignal,
+    /** Called after each batch: a member that failed it is now behind the trail, and needs a lane. */
+    private readonly applied: () => void,
+  ) {}
+
+  /** Whether a projection at `at` is one of the trail's that its batches will carry on from, so needs no lane. */
+  carries(projection: Projection, at: number): boolean {
+    return this.members.includes(projection) && at >= this.next - 1;
+  }
+
+  /** Queues a batch; waits while the trail is too far behind. */
+  async push(batch: StoredEvent[]): Promise<void> {
+    this.queue.push(batch);
+    this.queued += batch.length;
+    if (!this.running) this.working = this.work();
+    while (this.queued > TRAIL_BATCHES * this.size && this.running) {
+      await new Promise<void>((resolve) => (this.drained = resolve));
+    }
+  }
+
+  /** Lets the batch under way finish and drops the rest: the follow that comes next starts from the checkpoints. */
+  async stop(): Promise<void> {
+    this.queue.length = 0;
+    this.queued = 0;
+    await this.working;
+  }
+
+  private async work(): Promise<void> {
+    this.running = true;
+    try {
+      await this.drain();
+    } finally {
+      // In the same turn as the drain's last look at the queue, so a batch pushed after it starts a new one.
+      this.running = false;
+      this.queue.length = 0;
+      this.queued = 0;
+      this.drained?.();
+      this.drained = undefined;
+    }
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0 && !this.signal.aborted) {
+      const joined: StoredEvent[] = [];
+      while (this.queue.length > 0 && (joined.length === 0 || joined.length + this.queue[0]!.length <= this.size)) joined.push(...this.queue.shift()!);
+      this.queued -= joined.length;
+      this.next = joined[0]!.revision;
+      try {
+        await this.projector.applyLive(joined, this.members);
+      } catch (error) {
+        await this.projector.recover(error);
+      }
+      this.next = joined[joined.length - 1]!.revision + 1;
+      this.applied();
+      this.drained?.();
+      this.drained = undefined;
+    }
   }
 }
 

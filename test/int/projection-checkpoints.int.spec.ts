@@ -127,6 +127,50 @@ describe('a checkpoint per projection', () => {
     }
   });
 
+  it('applies and announces the leading read model of each live batch while the others still apply an earlier one', async () => {
+    const registered = await register(3);
+    let reach!: () => void;
+    let open!: () => void;
+    const reached = new Promise<void>((resolve) => (reach = resolve));
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    // Holds every live batch until the test opens it; what the catch-up applies passes.
+    const held: Projection = {
+      name: 'held_seen',
+      canHandle: '*',
+      migrations: [],
+      async apply(_trx, _schema, entries) {
+        if (entries.some(({ entry }) => entry.seq > registered)) {
+          reach();
+          await opened;
+        }
+      },
+    };
+    const bus = new InProcessBus();
+    const announced: Notification[] = [];
+    await bus.subscribe(PROJECTED_CHANNEL, (message) => announced.push(message));
+    const projector = await new Projector({ database, store, projections: [...projections, held], schema: 'rm', bus, leading: ['entries'] }).init();
+    await projector.catchUp();
+    const controller = new AbortController();
+    const following = projector.run(controller.signal);
+    try {
+      const first = await society(1);
+      await reached;
+      const second = await register(2);
+      const leading = await until('the entries announced at the second write', 10_000, async () => announced.find((m) => m.seq === second && (m.projections as string[]).includes('entries')));
+      expect(leading.projections).toEqual(['entries']);
+      expect(await readCheckpoint(database.db, 'rm', ['entries'])).toBe(second);
+      // The others are still inside the first write.
+      expect(await readCheckpoint(database.db, 'rm', ['held_seen', 'posts'])).toBeLessThan(first);
+      open();
+      await until('every read model at the second write', 10_000, async () => ((await readCheckpoint(database.db, 'rm', [...REAL, 'held_seen'])) === second ? true : undefined));
+      expect(announced.some((m) => m.seq === second && (m.projections as string[]).includes('held_seen'))).toBe(true);
+    } finally {
+      open();
+      controller.abort();
+      await following;
+    }
+  });
+
   it('catches a projection added to a live ledger up from seq 0 on its own, while the others answer at the head', async () => {
     await register(1500);
     await new Projector({ database, store, projections, schema: 'rm' }).init().then((p) => p.catchUp());
@@ -166,7 +210,7 @@ describe('a checkpoint per projection', () => {
     }
   }, 60_000);
 
-  it('lets a projection that keeps failing fall behind alone, and catches it up once it applies again', async () => {
+  it.each([{ leading: [] }, { leading: ['entries'] }])('lets a projection that keeps failing fall behind alone, and catches it up once it applies again (leading: $leading)', async ({ leading }) => {
     await register(20);
     let broken = true;
     const fragile: Projection = {
@@ -178,7 +222,7 @@ describe('a checkpoint per projection', () => {
       },
     };
     const controller = new AbortController();
-    const projector = await new Projector({ database, store, projections: [...projections, fragile], schema: 'rm', batchSize: 5 }).init();
+    const projector = await new Projector({ database, store, projections: [...projections, fragile], schema: 'rm', batchSize: 5, leading }).init();
     const following = projector.run(controller.signal);
     try {
       let head = -1;
