@@ -67,7 +67,10 @@ export function probePosts(url: string, posters: Posters, everyMs: number): { st
     while (!stopped) {
       const started = performance.now();
       const headers = { 'content-type': 'application/json', ...posters.headers(0) };
-      const res = await fetch(`${url}/api/v1/posts`, { method: 'POST', headers, body: posters.body(0) });
+      const res = await fetch(`${url}/api/v1/posts`, { method: 'POST', headers, body: posters.body(0) }).catch((error: Error) => {
+        // undici says only "fetch failed": what failed (a refused or closed socket, a timeout) is in its cause.
+        throw new Error(`the probe's post failed at ${new Date().toISOString()}: ${String(error.cause ?? error)}`, { cause: error });
+      });
       const at = performance.now();
       const body = (await res.json()) as { ledger?: { seq?: number } };
       if (res.status === 201 && typeof body.ledger?.seq === 'number') answers.push({ at, seq: body.ledger.seq });
