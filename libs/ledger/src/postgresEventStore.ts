@@ -17,7 +17,7 @@ import type { ScanSource } from './chainScanThread';
 const CHANNEL = 'es_appended';
 /** A lost notification (reconnect, other process) costs at most this much latency. */
 const FALLBACK_POLL_MS = 1000;
-/** How many of the events this process appended last are kept, so that its own subscribers need not read them back. */
+/** How many of the events this process appended last are kept at least (twice as many at most), so that its own subscribers need not read them back. */
 const RECENT_EVENTS = 1000;
 
 const migrations: Migration[] = [
