@@ -1,5 +1,15 @@
-import { AddressLookupTableProgram, Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
-import { createMint, getAccount, getOrCreateAssociatedTokenAccount, mintTo } from '@solana/spl-token';
+import { AddressLookupTableProgram, Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, TransactionInstruction, sendAndConfirmTransaction } from '@solana/web3.js';
+import {
+  MINT_SIZE,
+  TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountInstruction,
+  createInitializeMint2Instruction,
+  createMint,
+  getAccount,
+  getAssociatedTokenAddressSync,
+  getOrCreateAssociatedTokenAccount,
+  mintTo,
+} from '@solana/spl-token';
 import type { ChildService } from '../support/spawn';
 import { tempDir } from '../support/env';
 import { closeConnection, fundedKeypair, startLocalnetChild } from '../support/localnet';
@@ -163,6 +173,47 @@ describe('snapshots taken under concurrent load lose nothing', () => {
     expect([to, ...payers.map((p) => p.publicKey)].map((key) => reopened.account(key)?.lamports)).toEqual(expected);
     expect(reopened.record(signatures[119])?.meta.err).toBeNull();
     await reopened.close();
+  });
+});
+
+describe('a snapshot keeps the history it holds as the RPC reported it', () => {
+  test('inner instructions are kept in base64, unencoded, and read back after a restart as they were', async () => {
+    const dataDir = tempDir('localnet-inner');
+    let chain = await LocalChain.open({ dataDir, programs: [] });
+    const payer = Keypair.generate();
+    const mint = Keypair.generate();
+    await chain.airdrop(payer.publicKey, 10n * BigInt(LAMPORTS_PER_SOL));
+    const send = (instructions: TransactionInstruction[], signers: Keypair[]) => {
+      const tx = new Transaction({ recentBlockhash: chain.latestBlockhash().blockhash, feePayer: payer.publicKey }).add(...instructions);
+      tx.sign(...signers);
+      return chain.send(tx.serialize());
+    };
+    await send(
+      [
+        SystemProgram.createAccount({ fromPubkey: payer.publicKey, newAccountPubkey: mint.publicKey, lamports: LAMPORTS_PER_SOL / 100, space: MINT_SIZE, programId: TOKEN_PROGRAM_ID }),
+        createInitializeMint2Instruction(mint.publicKey, 6, payer.publicKey, null),
+      ],
+      [payer, mint],
+    );
+    const ata = getAssociatedTokenAddressSync(mint.publicKey, payer.publicKey);
+    // The associated-token program creates the account through CPIs to the system and token programs.
+    const signature = await send([createAssociatedTokenAccountInstruction(payer.publicKey, ata, payer.publicKey, mint.publicKey)], [payer]);
+    const inner = chain.record(signature)!.meta.innerInstructions;
+    expect(inner.flatMap((list) => list.instructions).length).toBeGreaterThan(1);
+    const reported = JSON.parse(JSON.stringify(inner));
+    await chain.close();
+
+    const dir = path.join(dataDir, 'localnet');
+    const meta = JSON.parse(fs.readFileSync(path.join(dir, fs.readdirSync(dir).find((f) => f.startsWith('meta-'))!), 'utf8'));
+    const stored = meta.records.find((r: { signature: string }) => r.signature === signature);
+    for (const entry of stored.meta.innerInstructions.flatMap((list: { instructions: unknown[] }) => list.instructions)) {
+      expect(entry).toEqual(expect.objectContaining({ data64: expect.any(String) }));
+      expect(entry).not.toHaveProperty('data');
+    }
+
+    chain = await LocalChain.open({ dataDir, programs: [] });
+    expect(JSON.parse(JSON.stringify(chain.record(signature)!.meta.innerInstructions))).toEqual(reported);
+    await chain.close();
   });
 });
 

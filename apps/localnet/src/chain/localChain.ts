@@ -18,7 +18,7 @@ import { fromLiteSvmError, TransactionErrorJson, TransactionFailure } from '../r
 import { Executor, LoadedMessage, readAccount, writeAccount } from '../runtime/executor';
 import type { AccountState, EmulatedProgram, GenesisContext } from '../runtime/program';
 import { findPda } from '../runtime/pda';
-import { innerInstruction, InnerInstructionsJson, ReturnData, Trace } from '../runtime/trace';
+import { innerInstruction, InnerInstructionsJson, ReturnData, revivedInnerInstructions, StoredInnerInstructions, storedInnerInstructions, Trace } from '../runtime/trace';
 import { BLOCKHASH_VALIDITY, BlockhashWindow } from './blockhashes';
 import { ChainStore, WalRecord } from './persistence';
 import { sanitizeFailure } from './sanitize';
@@ -713,7 +713,7 @@ export class LocalChain extends EventEmitter {
       blockhashes: this.blockhashes.toJSON(),
       slotHashes: this.slotHashes,
       recentSignatures: [...this.recent],
-      records: [...this.records.values()].slice(-2_000).map((r) => ({ ...r, wire: r.wire.toString('base64') })),
+      records: [...this.records.values()].slice(-2_000).map(storedRecord),
     };
     return this.store.snapshot(Buffer.from(this.svm.toBytes()), meta);
   }
@@ -734,11 +734,20 @@ export interface ChainMeta {
   blockhashes: [string, number][];
   slotHashes: { slot: number; hash: string }[];
   recentSignatures: [string, number][];
-  records: (Omit<TransactionRecord, 'wire'> & { wire: string })[];
+  records: StoredRecord[];
 }
 
-function reviveRecord(record: ChainMeta['records'][number]): TransactionRecord {
-  return { ...record, wire: Buffer.from(record.wire, 'base64') };
+type StoredRecord = Omit<TransactionRecord, 'wire' | 'meta'> & {
+  wire: string;
+  meta: Omit<TransactionRecord['meta'], 'innerInstructions'> & { innerInstructions: StoredInnerInstructions[] };
+};
+
+function storedRecord(record: TransactionRecord): StoredRecord {
+  return { ...record, wire: record.wire.toString('base64'), meta: { ...record.meta, innerInstructions: storedInnerInstructions(record.meta.innerInstructions) } };
+}
+
+function reviveRecord(record: StoredRecord): TransactionRecord {
+  return { ...record, wire: Buffer.from(record.wire, 'base64'), meta: { ...record.meta, innerInstructions: revivedInnerInstructions(record.meta.innerInstructions) } };
 }
 
 function innerInstructionsOf(meta: TransactionMetadata): InnerInstructionsJson[] {
