@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
-import { SolanaChain, recentBlockhash, sendAndConfirm, signatureOf, type RecentBlockhash } from '@svc/chain';
+import { recentBlockhash, sendAndConfirm, signatureOf, type RecentBlockhash } from '@svc/chain';
 import { REDIS_URL, freshDatabase, tempDir, testConfig } from '../test/support/env';
 import { call } from '../test/support/http';
 import { closeConnection } from '../test/support/localnet';
@@ -27,7 +27,7 @@ import { startEmbedded, type RunningServer } from './embedded';
 import { deleteRedisKeys, runBench, type Cleanup } from './bench/cleanup';
 import { runLoad } from './bench/load';
 import { countPgSends } from './bench/pgSends';
-import { delayedRpc } from './bench/rpcDelay';
+import { delayServiceRpc } from './bench/rpcDelay';
 import { fixed, table } from './bench/report';
 import { setting } from './bench/settings';
 import { STAGE, breakdownOf, chainStages, instrumentPipeline, stagesOf, timeCalls, traces, type Trace } from './bench/transferTrace';
@@ -243,16 +243,8 @@ async function main(cleanup: Cleanup): Promise<void> {
   // The recovery pass would only find rows a failed request left; an hour keeps it out of the measurement.
   const server = await startEmbedded(config, { outboxRecoveryEveryMs: 3_600_000 });
   cleanup.add('stop the service', () => server.close());
-  let { rpcUrl } = server.services.chain.options;
   const { wsUrl } = server.services.chain.options;
-  if (RPC_DELAY_MS > 0) {
-    const hop = await delayedRpc(rpcUrl, RPC_DELAY_MS);
-    cleanup.add('stop the delayed RPC', () => hop.close());
-    rpcUrl = hop.url;
-    const local = server.services.chain;
-    server.services.chain = new SolanaChain({ ...local.options, rpcUrl, wsUrl });
-    cleanup.add('close the delayed chain connection', () => server.services.chain.close());
-  }
+  const rpcUrl = RPC_DELAY_MS > 0 ? await delayServiceRpc(server, RPC_DELAY_MS, cleanup) : server.services.chain.options.rpcUrl;
   // The baseline's own connection to the same chain, set up as the service's is.
   const direct = new Connection(rpcUrl, { commitment: 'confirmed', wsEndpoint: wsUrl });
   cleanup.add('close the baseline connection', () => closeConnection(direct));

@@ -1,5 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SolanaChain } from '@svc/chain';
+import type { RunningServer } from '../embedded';
+import type { Cleanup } from './cleanup';
 
 /**
  * A JSON-RPC hop that answers each call `delayMs` later than the chain would, like a hosted RPC a network away
@@ -24,6 +27,33 @@ export async function delayedRpc(upstream: string, delayMs: number): Promise<{ u
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Calls in flight finish; kept-alive connections, which would hold close() open for a minute, go as they idle.
+        const idle = setInterval(() => server.closeIdleConnections(), 50);
+        server.close(() => {
+          clearInterval(idle);
+          resolve();
+        });
+      }),
   };
+}
+
+/**
+ * Puts the running service behind a delayed hop to its own chain: its connection (market reads, the pipeline's
+ * sends, confirmations and reads, all of which take the chain from the runtime when they run) is replaced by
+ * one through the hop. Returns the hop's URL, for a baseline that should wait as long.
+ */
+export async function delayServiceRpc(server: RunningServer, delayMs: number, cleanup: Cleanup): Promise<string> {
+  const local = server.services.chain;
+  const hop = await delayedRpc(local.options.rpcUrl, delayMs);
+  const delayed = new SolanaChain({ ...local.options, rpcUrl: hop.url, wsUrl: local.options.wsUrl });
+  server.services.chain = delayed;
+  // Before the service stops (steps run last-added first), so that nothing of it calls through a hop that is gone.
+  cleanup.add('put the service back on its own chain, and stop the delayed RPC', async () => {
+    server.services.chain = local;
+    await delayed.close();
+    await hop.close();
+  });
+  return hop.url;
 }
