@@ -218,6 +218,23 @@ describe('a snapshot keeps the history it holds as the RPC reported it', () => {
 });
 
 describe('history is bounded, the duplicate check is not', () => {
+  test('a kept transaction holds bytes of its own, not a slice of the shared buffer pool it arrived in', async () => {
+    const chain = await LocalChain.open({ dataDir: null, programs: [] });
+    const payer = Keypair.generate();
+    await chain.airdrop(payer.publicKey, 10n * BigInt(LAMPORTS_PER_SOL));
+    const tx = new Transaction({ recentBlockhash: chain.latestBlockhash().blockhash, feePayer: payer.publicKey }).add(
+      SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: Keypair.generate().publicKey, lamports: 1_000_000 }),
+    );
+    tx.sign(payer);
+    // Decoded as the RPC decodes a request's transaction: a small buffer comes out of node's pool.
+    const wire = Buffer.from(tx.serialize().toString('base64'), 'base64');
+    expect(wire.buffer.byteLength).toBeGreaterThan(wire.length);
+    const kept = chain.record(await chain.send(wire))!.wire;
+    expect(kept.equals(wire)).toBe(true);
+    expect(kept.buffer.byteLength).toBe(wire.length);
+    await chain.close();
+  });
+
   test('evicted transactions leave every index, and a resend of one is still AlreadyProcessed', async () => {
     const chain = await LocalChain.open({ dataDir: null, programs: [], historyLimit: 4 });
     const payer = Keypair.generate();
