@@ -12,6 +12,8 @@
  * alone at the rate the mix offers them, open loop, for BENCH_SOAK_PACED_SECONDS (15). Goals: a buy under the mix at most 1.5x the buy alone at p50, no 5xx, RSS flat after
  * the first minute (last minute / first). BENCH_CPU_PROF=1 profiles the mix and prints where the CPU went;
  * BENCH_HEAP_PROF=1 samples the heap over the mix and prints where the memory still alive at its end was allocated.
+ * BENCH_SOAK_LIVE_HEAP=1 makes a full collection at the end of each minute and reports the heap still in use after
+ * it: whether the heap holds more each minute, or only reserves more.
  * BENCH_SOAK_CHAIN=child runs the bundled chain in a process of its own, so that the figures of this one (RSS, CPU,
  * loop delay, profiles) are the service's alone.
  * Writes .bench/soak-<timestamp>.json (and .cpuprofile / .heapprofile files under .bench/profiles/).
@@ -240,7 +242,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     '',
     'the process, by minute:',
     table(
-      ['minute', '', 'req/s', 'CPU %', 'RSS mean MB', 'RSS max MB', 'heap MB', 'external MB', 'loop delay p99 ms', 'loop delay max ms', 'skipped turns'],
+      ['minute', '', 'req/s', 'CPU %', 'RSS mean MB', 'RSS max MB', 'heap reserved MB', 'heap used MB', 'live heap MB', 'external MB', 'loop delay p99 ms', 'loop delay max ms', 'skipped turns'],
       perMinute.map((m) => [
         String(m.minute),
         '',
@@ -248,7 +250,9 @@ async function main(cleanup: Cleanup): Promise<void> {
         fixed(m.process?.cpuPercent ?? Number.NaN, 0),
         fixed(m.process?.rssMeanMb ?? Number.NaN, 0),
         fixed(m.process?.rssMaxMb ?? Number.NaN, 0),
+        fixed(m.process?.heapTotalMb ?? Number.NaN, 0),
         fixed(m.process?.heapUsedMb ?? Number.NaN, 0),
+        m.process?.liveHeapMb === undefined ? '' : fixed(m.process.liveHeapMb, 0),
         fixed(m.process?.externalMb ?? Number.NaN, 0),
         fixed(m.process?.eventLoopDelayP99Ms ?? Number.NaN, 1),
         fixed(m.process?.eventLoopDelayMaxMs ?? Number.NaN, 1),

@@ -1,4 +1,6 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { distribution, type Distribution } from './stats';
 
 /**
@@ -35,9 +37,23 @@ export interface MinuteProcess {
   eventLoopDelayMaxMs: number;
   /** CPU time this process used in the minute (user + system) over the minute's wall time: 100 is one core busy. */
   cpuPercent: number;
-  /** At the end of the minute, MB: V8's heap in use, and memory outside it that V8 knows of (buffers); the rest of RSS is native. */
+  /**
+   * At the end of the minute, MB: V8's heap as reserved and as in use, and memory outside it that V8 knows of
+   * (buffers); the rest of RSS is native. A heap that grows in reserve while its use holds is V8 sizing, not a leak.
+   */
+  heapTotalMb: number;
   heapUsedMb: number;
   externalMb: number;
+  /** With BENCH_SOAK_LIVE_HEAP=1: the heap in use right after a full collection, what is really held. */
+  liveHeapMb?: number;
+}
+
+/** A full collection on demand, for the live-heap figure (it holds the loop for a moment, so only when asked). */
+const fullGc = process.env.BENCH_SOAK_LIVE_HEAP === '1' ? exposedGc() : undefined;
+
+function exposedGc(): () => void {
+  v8.setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
 }
 
 const emptyCell = (): Cell => ({ latenciesMs: [], serverErrors: {}, clientErrors: {}, otherErrors: {}, samples: {} });
@@ -118,7 +134,7 @@ function errorCode(body: string): string {
  */
 export class ProcessSampler {
   private readonly rss: number[][] = [];
-  private readonly delays: Array<{ p99Ms: number; maxMs: number; cpuPercent: number; heapUsedMb: number; externalMb: number }> = [];
+  private readonly delays: Array<{ p99Ms: number; maxMs: number; cpuPercent: number; heapTotalMb: number; heapUsedMb: number; externalMb: number; liveHeapMb?: number }> = [];
   private readonly histogram = monitorEventLoopDelay({ resolution: 10 });
   private readonly timer: NodeJS.Timeout;
   private minute = 0;
@@ -151,9 +167,14 @@ export class ProcessSampler {
       p99Ms: this.histogram.percentile(99) / 1e6,
       maxMs: this.histogram.max / 1e6,
       cpuPercent,
+      heapTotalMb: memory.heapTotal / MB,
       heapUsedMb: memory.heapUsed / MB,
       externalMb: memory.external / MB,
     };
+    if (fullGc) {
+      fullGc();
+      this.delays[this.minute]!.liveHeapMb = process.memoryUsage().heapUsed / MB;
+    }
     this.histogram.reset();
     this.cpuFrom = { usage: process.cpuUsage(), at: now };
   }
@@ -170,8 +191,10 @@ export class ProcessSampler {
       eventLoopDelayP99Ms: this.delays[minute]?.p99Ms ?? Number.NaN,
       eventLoopDelayMaxMs: this.delays[minute]?.maxMs ?? Number.NaN,
       cpuPercent: this.delays[minute]?.cpuPercent ?? Number.NaN,
+      heapTotalMb: this.delays[minute]?.heapTotalMb ?? Number.NaN,
       heapUsedMb: this.delays[minute]?.heapUsedMb ?? Number.NaN,
       externalMb: this.delays[minute]?.externalMb ?? Number.NaN,
+      liveHeapMb: this.delays[minute]?.liveHeapMb,
     }));
   }
 }
