@@ -10,7 +10,9 @@
  * The service (startEmbedded: API, projector, workers, bundled chain) runs in this process on a fresh
  * PostgreSQL database and Redis prefix, both removed at the end. BENCH_SECONDS (5) measured per round after
  * BENCH_WARMUP_SECONDS (1), BENCH_ROUNDS (3). BENCH_RPC_DELAY_MS=40 puts the service behind an RPC hop that answers
- * every call that much later, as a hosted RPC would (subscriptions still go straight). BENCH_CPU_PROF=1 profiles each target's first round on its own and
+ * every call that much later, as a hosted RPC would (subscriptions still go straight). BENCH_BUY_CHAIN=child runs
+ * the bundled chain in a process of its own, so that the curve program's emulation does not share the service's
+ * event loop, as no real chain would. BENCH_CPU_PROF=1 profiles each target's first round on its own and
  * prints where the CPU of a transfer and of a buy went. Writes .bench/buy-<timestamp>.json.
  */
 import { randomBytes } from 'node:crypto';
@@ -21,6 +23,7 @@ import { call } from '../test/support/http';
 import { airdropper, register } from './bench/citizens';
 import { runBench, type Cleanup } from './bench/cleanup';
 import { formatProfile, startCpuProfile, summarizeProfile } from './bench/cpuProfile';
+import { startChainChild } from './bench/chainChild';
 import { startBenchService } from './bench/embeddedService';
 import { delayServiceRpc } from './bench/rpcDelay';
 import { runLoad } from './bench/load';
@@ -42,6 +45,7 @@ const BUY_SOL = 0.0005;
 const CPU_PROFILE = process.env.BENCH_CPU_PROF === '1';
 /** BENCH_RPC_DELAY_MS=40: every RPC call of the service answers that much later, as from a hosted RPC. */
 const RPC_DELAY_MS = setting('BENCH_RPC_DELAY_MS', 0, 0);
+const CHAIN_IN_CHILD = process.env.BENCH_BUY_CHAIN === 'child';
 const PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
 
 type Target = 'transfer' | 'buy' | 'buy_policy';
@@ -52,7 +56,8 @@ const POLICY = { max_sol_per_trade: 1, max_sol_per_day: 10_000 };
 async function main(cleanup: Cleanup): Promise<void> {
   const startedAt = new Date();
   const machine = machineNow();
-  const server = await startBenchService(cleanup, 'buy');
+  const chain = CHAIN_IN_CHILD ? await startChainChild(cleanup, ROOT) : undefined;
+  const server = await startBenchService(cleanup, 'buy', chain ? { SOLANA_RPC_URL: chain.url } : {});
   if (RPC_DELAY_MS > 0) await delayServiceRpc(server, RPC_DELAY_MS, cleanup);
   const airdrop = airdropper(server.services.chain.connection);
   const tag = randomBytes(3).toString('hex');
@@ -118,7 +123,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   const ratios = ratioOf(summary.buy, summary.transfer);
   const policyRatios = ratioOf(summary.buy_policy, summary.buy);
   const title =
-    `curve buy vs SOL transfer, ${CLIENTS} concurrent clients, both end to end over HTTP through the action pipeline on the bundled chain; ` +
+    `curve buy vs SOL transfer, ${CLIENTS} concurrent clients, both end to end over HTTP through the action pipeline on the bundled chain${CHAIN_IN_CHILD ? ' in a process of its own' : ''}; ` +
     `${RPC_DELAY_MS > 0 ? `every RPC call ${RPC_DELAY_MS} ms later (BENCH_RPC_DELAY_MS); ` : ''}` +
     `${WARMUP_SECONDS} s warm-up + ${SECONDS} s per round, ${ROUNDS} round(s) alternated; ${machine.cpus} CPUs, load average ${machine.loadAverage.join(' ')}, node ${process.version}`;
   const verdict = `buy / transfer: p50 ${fixed(ratios.p50, 2)}x   p99 ${fixed(ratios.p99, 2)}x   req/s ${fixed(ratios.tps, 2)}x (goal: p50 at most 1.2x)`;
@@ -135,7 +140,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   console.log(`\n${[title, '', ...roundsReport(rounds, TARGETS, summary), '', verdict, policyVerdict, ...where].join('\n')}`);
   for (const profile of profiles) console.log(`\n${profile}`);
   const file = writeFigures(ROOT, 'buy', startedAt, {
-    settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, buySol: BUY_SOL, policy: POLICY, rpcDelayMs: RPC_DELAY_MS },
+    settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS, buySol: BUY_SOL, policy: POLICY, rpcDelayMs: RPC_DELAY_MS, chainInChild: CHAIN_IN_CHILD },
     machine,
     rounds,
     summary,
