@@ -219,6 +219,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     buyMixOverAlone: { p50: buyMix.p50Ms / aloneP50, p99: buyMix.p99Ms / aloneP99 },
     buyMixOverAloneAtMixRate: { p50: buyMix.p50Ms / pacedP50, p99: buyMix.p99Ms / pacedP99 },
     rssLastOverFirstMinute: last && first ? last.rssMeanMb / first.rssMeanMb : Number.NaN,
+    ...(last?.liveHeapMb !== undefined && first?.liveHeapMb !== undefined ? { liveHeapLastOverFirstMinute: last.liveHeapMb / first.liveHeapMb } : {}),
     achievedOverOfferedRps: all.count / (MINUTES * 60) / RPS,
     serverErrors: all.serverErrors,
   };
@@ -274,6 +275,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     `buy under the mix / buy alone at the mix's buy rate: p50 ${fixed(ratios.buyMixOverAloneAtMixRate.p50, 2)}x   p99 ${fixed(ratios.buyMixOverAloneAtMixRate.p99, 2)}x (what the rest of the mix costs a buy)`,
     `5xx answers: ${ratios.serverErrors} (goal: ${GOAL.serverErrors})`,
     `RSS last minute / first minute: ${fixed(ratios.rssLastOverFirstMinute, 2)}x (goal: flat, at most ${GOAL.rssLastOverFirst}x)`,
+    ...(ratios.liveHeapLastOverFirstMinute === undefined ? [] : [`live heap after a full collection, last minute / first: ${fixed(ratios.liveHeapLastOverFirstMinute, 2)}x`]),
     `answered / offered requests: ${fixed(ratios.achievedOverOfferedRps, 2)}x`,
     `CPU during the mix (warm-up included), % of one core: ${Object.entries(cpuPercent).map(([part, pct]) => `${part} ${fixed(pct, 0)}%`).join(', ')} ` +
       `of the machine's ${machine.cpus * 100}%`,
