@@ -31,6 +31,9 @@ export const SLOTS_PER_EPOCH = 432_000;
 const SLOT_HASHES_KEPT = 512;
 const MAX_RECORDS = 20_000;
 const SNAPSHOT_EVERY = 2_000;
+/** The newest transactions a snapshot keeps, so that history survives a restart. */
+const SNAPSHOT_RECORDS = 2_000;
+const RECORDS_PER_TURN = 100;
 const MAX_SIGNATURES_PER_ADDRESS = 1_000;
 
 /** Deterministic, like solana-test-validator's faucet: a sandbox key, never a secret. */
@@ -706,16 +709,17 @@ export class LocalChain extends EventEmitter {
 
   snapshot(): Promise<void> {
     if (!this.store) return Promise.resolve();
-    const meta: ChainMeta = {
+    // Everything is taken in this tick, with the state; only turning the kept records into JSON waits.
+    const meta: Omit<ChainMeta, 'records'> = {
       genesisAt: this.genesisAt,
       slot: this.slotNow,
       transactionCount: this.transactionCount,
       blockhashes: this.blockhashes.toJSON(),
-      slotHashes: this.slotHashes,
+      slotHashes: [...this.slotHashes],
       recentSignatures: [...this.recent],
-      records: [...this.records.values()].slice(-2_000).map(storedRecord),
     };
-    return this.store.snapshot(Buffer.from(this.svm.toBytes()), meta);
+    const records = [...this.records.values()].slice(-SNAPSHOT_RECORDS);
+    return this.store.snapshot(Buffer.from(this.svm.toBytes()), metaJson(meta, records));
   }
 
   async close(): Promise<void> {
@@ -741,6 +745,20 @@ type StoredRecord = Omit<TransactionRecord, 'wire' | 'meta'> & {
   wire: string;
   meta: Omit<TransactionRecord['meta'], 'innerInstructions'> & { innerInstructions: StoredInnerInstructions[] };
 };
+
+/**
+ * The snapshot's meta file, its records turned into JSON a slice per turn of the event loop: all of them at once
+ * held it (the chain's and, bundled, the service's) for 30-50 ms. Records do not change once committed.
+ */
+async function metaJson(meta: Omit<ChainMeta, 'records'>, records: readonly TransactionRecord[]): Promise<Buffer> {
+  const slices: string[] = [];
+  for (let from = 0; from < records.length; from += RECORDS_PER_TURN) {
+    if (from > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    slices.push(records.slice(from, from + RECORDS_PER_TURN).map((record) => JSON.stringify(storedRecord(record))).join(','));
+  }
+  const head = JSON.stringify(meta);
+  return Buffer.from(`${head.slice(0, -1)},"records":[${slices.join(',')}]}`);
+}
 
 function storedRecord(record: TransactionRecord): StoredRecord {
   return { ...record, wire: record.wire.toString('base64'), meta: { ...record.meta, innerInstructions: storedInnerInstructions(record.meta.innerInstructions) } };

@@ -175,7 +175,9 @@ export class ChainStore {
   }
 
   /** Call with state captured in the same tick: the log rotates before anything else can commit. */
-  snapshot(state: Buffer, meta: ChainMeta): Promise<void> {
+  snapshot(state: Buffer, meta: Promise<Buffer>): Promise<void> {
+    // Its failure is the snapshot's, seen when it is awaited after the state is written (or not at all when skipped).
+    meta.catch(() => undefined);
     if (this.snapshotting) return this.snapshotting;
     this.flush();
     const next = this.generation + 1;
@@ -187,9 +189,9 @@ export class ChainStore {
     return this.snapshotting;
   }
 
-  private async writeSnapshot(generation: number, state: Buffer, meta: ChainMeta): Promise<void> {
+  private async writeSnapshot(generation: number, state: Buffer, meta: Promise<Buffer>): Promise<void> {
     await durableWrite(join(this.dir, `state-${generation}.bin`), state);
-    await durableWrite(join(this.dir, `meta-${generation}.json`), Buffer.from(JSON.stringify(meta)));
+    await durableWrite(join(this.dir, `meta-${generation}.json`), await meta);
     await durableWrite(join(this.dir, 'HEAD.tmp'), Buffer.from(JSON.stringify({ generation })));
     await rename(join(this.dir, 'HEAD.tmp'), join(this.dir, 'HEAD'));
     for (const name of await readdir(this.dir)) {
