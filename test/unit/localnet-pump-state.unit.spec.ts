@@ -82,6 +82,30 @@ describe('pump account layouts', () => {
     expect(asStrings(decodeFeeConfig(initial))).toEqual(asStrings(PUMP_SDK.decodeFeeConfig(account(initial))));
     expect(decodeFeeConfig(initial).exoticFlatFees).toEqual({ lpFeeBps: 0n, protocolFeeBps: 0n, creatorFeeBps: 0n });
   });
+
+  test('Global and FeeConfig are decoded once per content: the same bytes share one frozen answer, changed bytes are read anew', () => {
+    const data = encodeFeeConfig(GENESIS_FEE_CONFIG);
+    const first = decodeFeeConfig(data);
+    // Equal bytes in another buffer, as each trade reads the account afresh.
+    expect(decodeFeeConfig(Buffer.from(data))).toBe(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.feeTiers) && Object.isFrozen(first.feeTiers[0]!.fees)).toBe(true);
+    expect(() => {
+      (first.flatFees as { lpFeeBps: bigint }).lpFeeBps = 1n;
+    }).toThrow(TypeError);
+
+    // Rewritten in place, as an admin instruction would: the memo must not answer from what it kept.
+    const changed = { ...GENESIS_FEE_CONFIG, flatFees: { ...GENESIS_FEE_CONFIG.flatFees, protocolFeeBps: 77n } };
+    data.set(encodeFeeConfig(changed));
+    expect(decodeFeeConfig(data)).toEqual(changed);
+    expect(decodeFeeConfig(data)).not.toBe(first);
+
+    const global = encodeGlobal(GENESIS_GLOBAL);
+    const decoded = decodeGlobal(global);
+    expect(decodeGlobal(Buffer.from(global))).toBe(decoded);
+    global.set(encodeGlobal({ ...GENESIS_GLOBAL, feeBasisPoints: 3n }));
+    expect(decodeGlobal(global).feeBasisPoints).toBe(3n);
+    expect(decoded.feeBasisPoints).toBe(GENESIS_GLOBAL.feeBasisPoints);
+  });
 });
 
 describe('pump events and instruction data', () => {
