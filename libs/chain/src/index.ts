@@ -6,6 +6,7 @@ export * from './signing';
 export * from './tokens';
 export * from './venues';
 export * from './pda';
+export * from './base58';
 export * from './funds';
 export * from './faucet';
 export * from './memo';

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { createBus, type Bus } from '@svc/bus';
 import { ActionPipeline } from '@svc/actions';
-import { DeployLookupTable, SolanaChain, keypairFromSecret, rememberProgramAddresses } from '@svc/chain';
+import { DeployLookupTable, SolanaChain, keypairFromSecret, rememberBase58Names, rememberProgramAddresses } from '@svc/chain';
 import type { Config } from '@svc/config';
 import { BUNDLED_CHAIN_FIELD, type BundledChainIdentity } from '@svc/contracts';
 import { isReservedHandle, ledgerModel, type DecisionSeen, type LedgerCommand, type LedgerState } from '@svc/domain';
@@ -129,6 +129,7 @@ const BUILD_STATE_IN_THREAD_FROM = 10_000;
 
 export async function buildRuntime(configured: Config, log: Logger, options: RuntimeOptions = {}): Promise<Runtime> {
   rememberProgramAddresses();
+  rememberBase58Names();
   const config = await withBundledChainDefaults(configured, log);
   const storage = await openStorage(config, options.applicationName ?? 'svc', { serving: true });
   const { database, store } = storage;
