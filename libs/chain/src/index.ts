@@ -7,6 +7,7 @@ export * from './tokens';
 export * from './venues';
 export * from './pda';
 export * from './base58';
+export * from './rpcFetch';
 export * from './funds';
 export * from './faucet';
 export * from './memo';

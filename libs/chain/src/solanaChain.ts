@@ -1,6 +1,7 @@
 import { Connection } from '@solana/web3.js';
 import { Aggregator } from './venues/aggregator';
 import { PoolWatch } from './venues/graduation';
+import { rpcFetch } from './rpcFetch';
 
 export const WRAPPED_SOL_MINT = 'So11111111111111111111111111111111111111112';
 const PRICE_TTL_MS = 60_000;
@@ -60,7 +61,7 @@ export class SolanaChain {
   readonly pools: PoolWatch;
 
   constructor(readonly options: ChainOptions) {
-    this.connection = new Connection(options.rpcUrl, { commitment: 'confirmed', wsEndpoint: options.wsUrl });
+    this.connection = new Connection(options.rpcUrl, { commitment: 'confirmed', wsEndpoint: options.wsUrl, fetch: rpcFetch });
     this.aggregator = new Aggregator(options.jupiterUrl ?? options.rpcUrl, options.fetch);
     this.pools = new PoolWatch(this.connection);
   }
