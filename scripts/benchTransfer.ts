@@ -19,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
-import { recentBlockhash, sendAndConfirm, signatureOf, type RecentBlockhash } from '@svc/chain';
+import { recentBlockhash, rpcFetch, sendAndConfirm, signatureOf, type RecentBlockhash } from '@svc/chain';
 import { REDIS_URL, freshDatabase, tempDir, testConfig } from '../test/support/env';
 import { call } from '../test/support/http';
 import { closeConnection } from '../test/support/localnet';
@@ -245,8 +245,9 @@ async function main(cleanup: Cleanup): Promise<void> {
   cleanup.add('stop the service', () => server.close());
   const { wsUrl } = server.services.chain.options;
   const rpcUrl = RPC_DELAY_MS > 0 ? await delayServiceRpc(server, RPC_DELAY_MS, cleanup) : server.services.chain.options.rpcUrl;
-  // The baseline's own connection to the same chain, set up as the service's is.
-  const direct = new Connection(rpcUrl, { commitment: 'confirmed', wsEndpoint: wsUrl });
+  // The baseline's own connection to the same chain, set up as the service's is (its transport too, so that the
+  // ratio is the pipeline's cost, not a difference of HTTP clients).
+  const direct = new Connection(rpcUrl, { commitment: 'confirmed', wsEndpoint: wsUrl, fetch: rpcFetch });
   cleanup.add('close the baseline connection', () => closeConnection(direct));
 
   const tag = randomBytes(3).toString('hex');
