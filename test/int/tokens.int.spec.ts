@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   Connection,
   Keypair,
@@ -40,6 +38,7 @@ import {
   walletHoldings,
 } from '@svc/chain';
 import { LOCAL_USD_MINT, jupiterRoutes, stablecoinSeed } from '../../apps/localnet/src/jupiter';
+import { fakeHttp } from '../support/fakeHttp';
 import { localnet, type LocalnetClient } from '../support/localnet';
 
 let t: LocalnetClient;
@@ -93,19 +92,6 @@ function countingFetch() {
 }
 
 /** An HTTP server on a free port that answers every request with `answer` (or never, when it is undefined). */
-async function fakeRpc(answer: ((res: http.ServerResponse) => void) | undefined): Promise<{ url: string; close(): Promise<void> }> {
-  const server = http.createServer((_req, res) => answer?.(res));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 describe('mintInfo', () => {
   it('reads an SPL Token mint and a Token-2022 mint: program, decimals, supply', async () => {
     const spl = await newMint(TOKEN_PROGRAM_ID, 6);
@@ -281,10 +267,10 @@ describe('one JSON-RPC batch for a wallet’s balance and all its token accounts
   });
 
   it('an RPC that cannot be reached, answers 503, or does not answer in time is unreachable', async () => {
-    const down = await fakeRpc((res) => res.writeHead(503).end('no healthy upstream'));
-    const silent = await fakeRpc(undefined);
+    const down = await fakeHttp((_req, res) => res.writeHead(503).end('no healthy upstream'));
+    const silent = await fakeHttp();
     // Closed after the others are bound: a port freed first could be handed to the silent one, which never answers.
-    const closed = await fakeRpc(undefined);
+    const closed = await fakeHttp();
     await closed.close();
     try {
       for (const [url, timeoutMs] of [[closed.url, undefined], [down.url, undefined], [silent.url, 200]] as const) {
@@ -301,7 +287,7 @@ describe('one JSON-RPC batch for a wallet’s balance and all its token accounts
   });
 
   it('an RPC that refuses batches (one error object for the whole batch) is a JSON-RPC error, not a crash', async () => {
-    const refusing = await fakeRpc((res) =>
+    const refusing = await fakeHttp((_req, res) =>
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not allowed on this plan' } })),
     );
     try {
