@@ -136,7 +136,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   const policyVerdict = `buy with a policy / without: p50 ${fixed(policyRatios.p50, 2)}x   p99 ${fixed(policyRatios.p99, 2)}x   req/s ${fixed(policyRatios.tps, 2)}x (what the policy check and day-cap reservation cost a buy)`;
   const cpuMs = Object.fromEntries(TARGETS.map((target) => [target, median(cpuByTarget[target])])) as Record<Target, number>;
   const cpuVerdict =
-    `CPU of this process per request sent, warm-up included (service, bundled chain${CHAIN_IN_CHILD ? ' excluded' : ''} and clients), median of rounds: ` +
+    `CPU of this process per request sent, warm-up included (service${CHAIN_IN_CHILD ? '' : ', bundled chain'}${RPC_DELAY_MS > 0 ? ', delayed RPC hop' : ''} and clients), median of rounds: ` +
     `transfer ${fixed(cpuMs.transfer, 2)} ms, buy ${fixed(cpuMs.buy, 2)} ms, buy / transfer ${fixed(cpuMs.buy / cpuMs.transfer, 2)}x`;
   const breakdowns = Object.fromEntries(TARGETS.map((target) => [target, breakdownOf(stagesByTarget[target])])) as Record<Target, ReturnType<typeof breakdownOf>>;
   const where = (['transfer', 'buy'] as const).flatMap((target) => [
