@@ -1,6 +1,6 @@
 import { PublicKey, SolanaJSONRPCError, type Connection } from '@solana/web3.js';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, AccountLayout } from '@solana/spl-token';
-import { ACCOUNTS_PER_CALL, TOKEN_PROGRAMS } from '@svc/chain';
+import { ACCOUNTS_PER_CALL, TOKEN_PROGRAMS, rawRpc } from '@svc/chain';
 import type { FoundTokenAccount } from '@svc/marketdata';
 import type { CitizenWallet } from '@svc/projections';
 
@@ -56,7 +56,7 @@ export async function scanWallets(connection: Connection, citizens: CitizenWalle
 export async function readAccountHeads(connection: Connection, keys: string[], signal: AbortSignal): Promise<{ accounts: Array<AccountHead | null>; slot: number; calls: number }> {
   const accounts: Array<AccountHead | null> = new Array(keys.length).fill(null);
   const calls = Math.ceil(keys.length / ACCOUNTS_PER_CALL);
-  const request = rawRequest(connection);
+  const request = rawRpc(connection) as (method: string, args: unknown[]) => Promise<RawReply>;
   let slot = Number.MAX_SAFE_INTEGER;
   let next = 0;
   const worker = async () => {
@@ -79,13 +79,6 @@ export async function readAccountHeads(connection: Connection, keys: string[], s
   };
   await Promise.all(Array.from({ length: Math.min(CALLS_AT_ONCE, calls) }, worker));
   return { accounts, slot: calls > 0 ? slot : 0, calls };
-}
-
-/** The Connection's JSON-RPC transport, which its type declarations leave out. */
-function rawRequest(connection: Connection): (method: string, args: unknown[]) => Promise<RawReply> {
-  const transport: unknown = Reflect.get(connection, '_rpcRequest');
-  if (typeof transport !== 'function') throw new Error('this @solana/web3.js Connection has no _rpcRequest to send a raw JSON-RPC request through');
-  return (method, args) => transport.call(connection, method, args);
 }
 
 /**

@@ -13,3 +13,4 @@ export * from './faucet';
 export * from './memo';
 export * from './fees';
 export * from './blockhash';
+export * from './serviceConnection';

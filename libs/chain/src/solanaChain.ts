@@ -1,7 +1,8 @@
-import { Connection } from '@solana/web3.js';
+import type { Connection } from '@solana/web3.js';
 import { Aggregator } from './venues/aggregator';
 import { PoolWatch } from './venues/graduation';
 import { rpcFetch } from './rpcFetch';
+import { ServiceConnection } from './serviceConnection';
 
 export const WRAPPED_SOL_MINT = 'So11111111111111111111111111111111111111112';
 const PRICE_TTL_MS = 60_000;
@@ -61,7 +62,7 @@ export class SolanaChain {
   readonly pools: PoolWatch;
 
   constructor(readonly options: ChainOptions) {
-    this.connection = new Connection(options.rpcUrl, { commitment: 'confirmed', wsEndpoint: options.wsUrl, fetch: rpcFetch });
+    this.connection = new ServiceConnection(options.rpcUrl, { commitment: 'confirmed', wsEndpoint: options.wsUrl, fetch: rpcFetch });
     this.aggregator = new Aggregator(options.jupiterUrl ?? options.rpcUrl, options.fetch);
     this.pools = new PoolWatch(this.connection);
   }
