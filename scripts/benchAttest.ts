@@ -226,7 +226,7 @@ async function main(cleanup: Cleanup): Promise<void> {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `attest-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
   const machine = { cpus: os.cpus().length, loadAverage, node: process.version };
-  fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings: { entries: ENTRIES, rounds: ROUNDS, batch: FULL_PASS_BATCH, loadClients: LOAD_CLIENTS }, machine, passes, summary }, null, 2)}\n`);
+  fs.writeFileSync(file, `${JSON.stringify({ startedAt: startedAt.toISOString(), settings: { entries: ENTRIES, rounds: ROUNDS, batch: FULL_PASS_BATCH, loadClients: LOAD_CLIENTS }, machine, passes, summary, ratios: { fullToRaw: ratio, healthzP99DuringOverIdle: p99Ratio }, goals: { fullToRaw: { atLeast: TARGET_RATIO } } }, null, 2)}\n`);
   console.log(`\nwritten to ${path.relative(ROOT, file)}`);
 }
 

@@ -155,6 +155,7 @@ async function main(cleanup: Cleanup): Promise<void> {
     rounds,
     summary,
     ratios,
+    goals: { p50: { atMost: 1.2 } },
     policyRatios,
     cpuMsPerRequest: cpuMs,
     breakdowns,

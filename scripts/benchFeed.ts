@@ -74,6 +74,7 @@ async function seed(url: string): Promise<{ head: number; ms: number }> {
 }
 
 async function main(): Promise<void> {
+  const startedAt = new Date();
   const db = await freshDatabase('bench_feed');
   const children: Child[] = [];
   const watch = await openDatabase({ url: db.url, dataDir: tempDir('bench-feed-watch') });
@@ -157,7 +158,20 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(result, null, 2));
     const out = path.join(ROOT, '.bench');
     fs.mkdirSync(out, { recursive: true });
-    fs.writeFileSync(path.join(out, `reads-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ settings: { POSTS, SECONDS, ROUNDS }, result, figures }, null, 2));
+    fs.writeFileSync(path.join(out, `reads-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify(
+        {
+          startedAt: startedAt.toISOString(),
+          settings: { POSTS, SECONDS, ROUNDS },
+          result,
+          figures,
+          ratios: Object.fromEntries(['front', 'search'].map((name) => [name, { tps: summary[name]!.rps_ratio, p99: summary[name]!.p99_ratio }])),
+          // As bench:scale holds front and search to: at least 0.7x the indexed SELECT's requests/s, p99 at most 2x.
+          goals: { 'front.tps': { atLeast: 0.7 }, 'front.p99': { atMost: 2 }, 'search.tps': { atLeast: 0.7 }, 'search.p99': { atMost: 2 } },
+        },
+        null,
+        2,
+      ),
+    );
   } finally {
     for (const child of children.reverse()) await child.stop().catch(() => undefined);
     await watch.close();

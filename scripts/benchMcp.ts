@@ -86,7 +86,10 @@ async function main(cleanup: Cleanup): Promise<void> {
     `${WARMUP_SECONDS} s warm-up + ${SECONDS} s per round, ${ROUNDS} round(s) alternated; ${machine.cpus} CPUs, load average ${machine.loadAverage.join(' ')}, node ${process.version}`;
   const line = (what: string, r: { p50: number; p99: number; tps: number }) => `${what}: p50 ${fixed(r.p50, 2)}x   p99 ${fixed(r.p99, 2)}x   req/s ${fixed(r.tps, 2)}x`;
   console.log(`\n${[title, '', ...roundsReport(rounds, TARGETS, summary), '', line('mcp / http read', ratios.read), line('mcp / http write', ratios.write)].join('\n')}`);
-  const file = writeFigures(ROOT, 'mcp', startedAt, { settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS }, machine, rounds, summary, ratios });
+  const file = writeFigures(ROOT, 'mcp', startedAt, { settings: { clients: CLIENTS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, rounds: ROUNDS }, machine, rounds, summary, ratios,
+    // Issue 29's: an MCP call at least 0.9x the HTTP call's requests/s, with p50 at most 1.2x.
+    goals: { 'read.tps': { atLeast: 0.9 }, 'read.p50': { atMost: 1.2 }, 'write.tps': { atLeast: 0.9 }, 'write.p50': { atMost: 1.2 } },
+  });
   console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
 }
 

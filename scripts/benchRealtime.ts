@@ -144,6 +144,7 @@ class Poster {
 }
 
 async function main(): Promise<void> {
+  const startedAt = new Date();
   const db = await freshDatabase('bench_live');
   const children: Array<{ stop(): Promise<void> }> = [];
   try {
@@ -234,7 +235,20 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(summary, null, 2));
     const out = path.join(ROOT, '.bench');
     fs.mkdirSync(out, { recursive: true });
-    fs.writeFileSync(path.join(out, `realtime-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ settings: { SOCKETS, POLLS, MESSAGES, ROUNDS, IDLE_SECONDS }, summary }, null, 2));
+    fs.writeFileSync(path.join(out, `realtime-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify(
+        {
+          startedAt: startedAt.toISOString(),
+          settings: { SOCKETS, POLLS, MESSAGES, ROUNDS, IDLE_SECONDS },
+          summary,
+          ratios: {
+            wsFanout: { p50: summary.ws_fanout.ratio_p50, p99: summary.ws_fanout.ratio_p99 },
+            longPollWake: { p50: summary.long_polls.ratio_wake_p50, p99: summary.long_polls.ratio_wake_p99 },
+          },
+        },
+        null,
+        2,
+      ),
+    );
   } finally {
     for (const child of children.reverse()) await child.stop().catch(() => undefined);
     await db.drop().catch(() => undefined);

@@ -307,6 +307,11 @@ async function main(cleanup: Cleanup): Promise<void> {
     chainProcessRssMb: chain ? { start: chainRssMb[0], end: chainRssMb[1] } : undefined,
     pgSends: { ...sends, statements: sends.statements.slice(0, 40), perRequest: sends.queries / paced.sent, shareOfLoop: sends.syncMs / mixWallMs },
     ratios,
+    goals: {
+      'buyMixOverAlone.p50': { atMost: GOAL.buyMixOverAloneP50 },
+      serverErrors: { atMost: GOAL.serverErrors },
+      rssLastOverFirstMinute: { atMost: GOAL.rssLastOverFirst },
+    },
   });
   console.log(`\nfigures written to ${path.relative(process.cwd(), file) || file}`);
 }
