@@ -1,6 +1,6 @@
 import { Connection, Keypair, LAMPORTS_PER_SOL, SolanaJSONRPCError, SystemProgram, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
 import { TOKEN_PROGRAM_ID, createMint } from '@solana/spl-token';
-import { ServiceConnection, isRpcUnreachable, rpcFetch } from '@svc/chain';
+import { ServiceConnection, SolanaChain, isRpcUnreachable, rpcFetch } from '@svc/chain';
 import { fakeHttp } from '../support/fakeHttp';
 import { closeConnection, localnet, type LocalnetClient } from '../support/localnet';
 
@@ -65,7 +65,7 @@ describe("the service's Connection, which decodes the answers trades read", () =
     expect((await ours.getSignatureStatus(landed)).value?.err).toBeNull();
   });
 
-  it('refuses answers that are not the documented ones, and keeps the RPC’s own errors and outages apart', async () => {
+  it('refuses, through the service’s chain, answers that are not the documented ones, and keeps the RPC’s own errors and outages apart', async () => {
     const status = { slot: 3, confirmations: null, err: null, confirmationStatus: 'confirmed' };
     const accounts = (value: unknown[]) => ({ context: { slot: 7 }, value });
     const answers: Array<[number, string | Record<string, unknown>]> = [
@@ -82,7 +82,9 @@ describe("the service's Connection, which decodes the answers trades read", () =
       const [code, answer] = answers.shift()!;
       res.writeHead(code, { 'content-type': 'application/json' }).end(typeof answer === 'string' ? answer : JSON.stringify({ jsonrpc: '2.0', id: JSON.parse(body).id, ...answer }));
     });
-    const connection = new ServiceConnection(rpc.url, { fetch: rpcFetch });
+    // The service's chain, so that these answers also show it reads through ServiceConnection.
+    const chain = new SolanaChain({ rpcUrl: rpc.url });
+    const { connection } = chain;
     const failure = (call: Promise<unknown>) => call.then(() => undefined, (error: unknown) => error as Error);
     const accountRead = () => failure(connection.getMultipleAccountsInfo([Keypair.generate().publicKey]));
     const statusRead = () => failure(connection.getSignatureStatuses(['1'.repeat(64)]));
@@ -104,6 +106,7 @@ describe("the service's Connection, which decodes the answers trades read", () =
       expect(isRpcUnreachable(await statusRead())).toBe(true);
       expect(answers).toHaveLength(0);
     } finally {
+      await chain.close();
       await rpc.close();
     }
   });

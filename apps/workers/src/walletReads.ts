@@ -1,6 +1,6 @@
-import { PublicKey, SolanaJSONRPCError, type Connection } from '@solana/web3.js';
+import { PublicKey, type Connection } from '@solana/web3.js';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, AccountLayout } from '@solana/spl-token';
-import { ACCOUNTS_PER_CALL, TOKEN_PROGRAMS, rawRpc } from '@svc/chain';
+import { ACCOUNTS_PER_CALL, TOKEN_PROGRAMS, listAnswer, rawRpc } from '@svc/chain';
 import type { FoundTokenAccount } from '@svc/marketdata';
 import type { CitizenWallet } from '@svc/projections';
 
@@ -19,11 +19,8 @@ export interface AccountHead {
   data: Buffer;
 }
 
-/** A getMultipleAccounts reply as it arrives (base64, dataSlice). */
-interface RawReply {
-  error?: { code: unknown; message: string; data?: unknown };
-  result?: { context?: { slot?: unknown }; value?: Array<{ lamports: number; owner: string; data: [string, string] } | null> };
-}
+/** An account of a getMultipleAccounts reply as it arrives (base64, dataSlice). */
+type RawAccount = { lamports: number; owner: string; data: [string, string] } | null;
 
 /** Every token account of each wallet, under both token programs. */
 export async function scanWallets(connection: Connection, citizens: CitizenWallet[]): Promise<FoundTokenAccount[]> {
@@ -56,7 +53,7 @@ export async function scanWallets(connection: Connection, citizens: CitizenWalle
 export async function readAccountHeads(connection: Connection, keys: string[], signal: AbortSignal): Promise<{ accounts: Array<AccountHead | null>; slot: number; calls: number }> {
   const accounts: Array<AccountHead | null> = new Array(keys.length).fill(null);
   const calls = Math.ceil(keys.length / ACCOUNTS_PER_CALL);
-  const request = rawRpc(connection) as (method: string, args: unknown[]) => Promise<RawReply>;
+  const request = rawRpc(connection);
   let slot = Number.MAX_SAFE_INTEGER;
   let next = 0;
   const worker = async () => {
@@ -65,14 +62,9 @@ export async function readAccountHeads(connection: Connection, keys: string[], s
       const at = next++ * ACCOUNTS_PER_CALL;
       const batch = keys.slice(at, at + ACCOUNTS_PER_CALL);
       const reply = await request('getMultipleAccounts', [batch, { commitment: 'confirmed', encoding: 'base64', dataSlice: { offset: 0, length: TOKEN_ACCOUNT_HEAD } }]);
-      if (reply.error) throw new SolanaJSONRPCError(reply.error, 'failed to get info about accounts');
-      const value = reply.result?.value;
-      const answeredAt = reply.result?.context?.slot;
-      if (!Array.isArray(value) || value.length !== batch.length || typeof answeredAt !== 'number') {
-        throw new SolanaJSONRPCError({ code: -32603, message: 'the RPC answered getMultipleAccounts with something other than its documented result' }, 'unexpected RPC reply');
-      }
-      slot = Math.min(slot, answeredAt);
-      value.forEach((info, i) => {
+      const answer = listAnswer('getMultipleAccounts', reply, batch.length, 'failed to get info about accounts');
+      slot = Math.min(slot, answer.slot);
+      (answer.value as RawAccount[]).forEach((info, i) => {
         if (info) accounts[at + i] = { lamports: info.lamports, owner: info.owner, data: Buffer.from(info.data[0], 'base64') };
       });
     }

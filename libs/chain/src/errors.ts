@@ -1,4 +1,4 @@
-import { SendTransactionError } from '@solana/web3.js';
+import { SendTransactionError, SolanaJSONRPCError } from '@solana/web3.js';
 
 /**
  * What a caller of the service must fix or know about the chain:
@@ -102,4 +102,12 @@ export function isRpcUnreachable(error: unknown): boolean {
     texts.push(e.message, String((e as { code?: unknown }).code ?? ''));
   }
   return /fetch failed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|socket hang up|network|\b(429|502|503|504)\b|Too Many Requests|Service Unavailable|Bad Gateway|Gateway Time-?out/i.test(texts.join('\n'));
+}
+
+/** An RPC answer to `method` that is not its documented result (`why`, when known): refused as the RPC's own internal error. */
+export function malformedRpcAnswer(method: string, why?: string): SolanaJSONRPCError {
+  return new SolanaJSONRPCError(
+    { code: -32603, message: `the RPC answered ${method} with something other than its documented result${why ? `: ${why}` : ''}` },
+    'unexpected RPC reply',
+  );
 }

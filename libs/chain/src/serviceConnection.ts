@@ -10,6 +10,7 @@ import {
   type SignatureStatusConfig,
   type TransactionConfirmationStatus,
 } from '@solana/web3.js';
+import { malformedRpcAnswer } from './errors';
 
 /** A JSON-RPC answer as the RPC sent it, before any checking. */
 export interface RawRpcReply {
@@ -24,15 +25,12 @@ export function rawRpc(connection: Connection): (method: string, args: unknown[]
   return (method, args) => transport.call(connection, method, args);
 }
 
-const unexpected = (method: string, why: string) =>
-  new SolanaJSONRPCError({ code: -32603, message: `the RPC answered ${method} with something other than its documented result: ${why}` }, 'unexpected RPC reply');
-
-/** The `{context: {slot}, value: [...]}` of an answer to `method` about `count` items, or the RPC's own error. */
-function listAnswer(method: string, reply: RawRpcReply, count: number, failed: string): { slot: number; value: unknown[] } {
+/** The `{context: {slot}, value: [...]}` of an answer to `method` about `count` items, or the RPC's own error (`failed` leads its message). */
+export function listAnswer(method: string, reply: RawRpcReply, count: number, failed: string): { slot: number; value: unknown[] } {
   if (reply.error) throw new SolanaJSONRPCError(reply.error, failed);
   const { context, value } = (reply.result ?? {}) as { context?: { slot?: unknown }; value?: unknown };
-  if (typeof context?.slot !== 'number') throw unexpected(method, 'no context.slot');
-  if (!Array.isArray(value) || value.length !== count) throw unexpected(method, `${Array.isArray(value) ? value.length : 'no'} answers for ${count} asked`);
+  if (typeof context?.slot !== 'number') throw malformedRpcAnswer(method, 'no context.slot');
+  if (!Array.isArray(value) || value.length !== count) throw malformedRpcAnswer(method, `${Array.isArray(value) ? value.length : 'no'} answers for ${count} asked`);
   return { slot: context.slot, value };
 }
 
@@ -41,14 +39,14 @@ function accountOf(raw: unknown, at: number): AccountInfo<Buffer> | null {
   const { executable, owner, lamports, data, rentEpoch } = (raw ?? {}) as Record<string, unknown>;
   const method = 'getMultipleAccounts';
   if (typeof executable !== 'boolean' || typeof lamports !== 'number' || typeof rentEpoch !== 'number' || typeof owner !== 'string') {
-    throw unexpected(method, `account ${at} lacks executable, lamports, rentEpoch or owner`);
+    throw malformedRpcAnswer(method, `account ${at} lacks executable, lamports, rentEpoch or owner`);
   }
-  if (!Array.isArray(data) || data.length !== 2 || typeof data[0] !== 'string' || data[1] !== 'base64') throw unexpected(method, `account ${at}'s data is not [base64, "base64"]`);
+  if (!Array.isArray(data) || data.length !== 2 || typeof data[0] !== 'string' || data[1] !== 'base64') throw malformedRpcAnswer(method, `account ${at}'s data is not [base64, "base64"]`);
   let ownerKey: PublicKey;
   try {
     ownerKey = new PublicKey(owner);
   } catch {
-    throw unexpected(method, `account ${at}'s owner is not a public key`);
+    throw malformedRpcAnswer(method, `account ${at}'s owner is not a public key`);
   }
   // As web3.js answers it: what the RPC adds (`space`) stays.
   return { ...(raw as object), executable, owner: ownerKey, lamports, data: Buffer.from(data[0], 'base64'), rentEpoch };
@@ -60,10 +58,10 @@ function signatureStatusOf(raw: unknown, at: number): SignatureStatus | null {
   if (raw === null) return null;
   const { slot, confirmations, err, confirmationStatus } = (raw ?? {}) as Record<string, unknown>;
   const method = 'getSignatureStatuses';
-  if (typeof slot !== 'number') throw unexpected(method, `status ${at} has no slot`);
-  if (confirmations !== null && typeof confirmations !== 'number') throw unexpected(method, `status ${at}'s confirmations are neither a number nor null`);
-  if (err !== null && typeof err !== 'string' && typeof err !== 'object') throw unexpected(method, `status ${at}'s err is neither an error nor null`);
-  if (confirmationStatus !== undefined && !CONFIRMATION_STATUSES.has(confirmationStatus)) throw unexpected(method, `status ${at}'s confirmationStatus is ${String(confirmationStatus)}`);
+  if (typeof slot !== 'number') throw malformedRpcAnswer(method, `status ${at} has no slot`);
+  if (confirmations !== null && typeof confirmations !== 'number') throw malformedRpcAnswer(method, `status ${at}'s confirmations are neither a number nor null`);
+  if (err !== null && typeof err !== 'string' && typeof err !== 'object') throw malformedRpcAnswer(method, `status ${at}'s err is neither an error nor null`);
+  if (confirmationStatus !== undefined && !CONFIRMATION_STATUSES.has(confirmationStatus)) throw malformedRpcAnswer(method, `status ${at}'s confirmationStatus is ${String(confirmationStatus)}`);
   // As web3.js answers it: what the RPC adds (the old `status` field) stays.
   return raw as SignatureStatus;
 }

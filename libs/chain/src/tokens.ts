@@ -9,7 +9,7 @@ import {
   unpackAccount,
   unpackMint,
 } from '@solana/spl-token';
-import { ChainError } from './errors';
+import { ChainError, malformedRpcAnswer } from './errors';
 
 export const TOKEN_PROGRAMS: readonly PublicKey[] = [TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID];
 
@@ -178,16 +178,16 @@ export async function walletHoldings(
   ];
   const [balance, ...byProgram] = await rpcBatch(connection.rpcEndpoint, calls, options);
   const lamports = (balance as { value?: unknown })?.value;
-  if (typeof lamports !== 'number') throw malformed('getBalance');
+  if (typeof lamports !== 'number') throw malformedRpcAnswer('getBalance');
   const tokens: TokenHolding[] = [];
   byProgram.forEach((result, i) => {
     const accounts = (result as { value?: unknown })?.value;
-    if (!Array.isArray(accounts)) throw malformed('getTokenAccountsByOwner');
+    if (!Array.isArray(accounts)) throw malformedRpcAnswer('getTokenAccountsByOwner');
     for (const entry of accounts as Array<{ pubkey?: unknown; account?: { data?: { parsed?: { info?: ParsedTokenAccount } } } }>) {
       const info = entry?.account?.data?.parsed?.info;
       const amount = info?.tokenAmount;
       if (typeof entry?.pubkey !== 'string' || typeof info?.mint !== 'string' || typeof amount?.amount !== 'string' || !/^\d+$/.test(amount.amount) || typeof amount.decimals !== 'number') {
-        throw malformed('getTokenAccountsByOwner');
+        throw malformedRpcAnswer('getTokenAccountsByOwner');
       }
       const raw = BigInt(amount.amount);
       tokens.push({
@@ -206,10 +206,6 @@ export async function walletHoldings(
 interface ParsedTokenAccount {
   mint?: unknown;
   tokenAmount?: { amount?: unknown; decimals?: unknown; uiAmountString?: unknown };
-}
-
-function malformed(method: string): SolanaJSONRPCError {
-  return new SolanaJSONRPCError({ code: -32603, message: `the RPC answered ${method} with something other than its documented result` }, 'unexpected RPC reply');
 }
 
 /** One POST carrying every call (JSON-RPC 2.0 batch); the results in the order of `calls`. */
