@@ -72,7 +72,8 @@ async function main(): Promise<void> {
         table(['read', 'decoded by', 'CPU ms per call (median)', 'rounds'], rows) +
         '\n',
     );
-    const file = writeFigures(ROOT, 'decode', startedAt, { machine, calls: CALLS, rounds: ROUNDS, cpuMsPerCall: figures });
+    const [marketRead, statusRead] = Object.values(figures).map((f) => f.ratio);
+    const file = writeFigures(ROOT, 'decode', startedAt, { machine, calls: CALLS, rounds: ROUNDS, cpuMsPerCall: figures, ratios: { marketRead, statusRead } });
     process.stdout.write(`figures written to ${path.relative(ROOT, file)}\n`);
   } finally {
     await Promise.all(Object.values(sides).map(closeConnection));
